@@ -1,0 +1,116 @@
+"""Export and import of history as JSON lines or CSV (never pickle)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from history.store import HistoryStore, Record
+from orchestrator.errors import HistoryError, OrchestratorError
+from orchestrator.result import MeasureResult, MeasureStatus
+from orchestrator.space import Config
+from orchestrator.target import TargetInfo
+from orchestrator.task import Task
+
+CSV_FIELDS = ("task", "target", "config", "status", "latency", "latencies", "build_seconds",
+              "run_seconds", "error", "measurer", "created_at", "run_id")
+
+
+def record_to_dict(rec: Record) -> dict[str, Any]:
+    r = rec.result
+    return {
+        "task": rec.task.to_dict(), "target": json.loads(rec.target_key),
+        "config": r.config.to_dict(), "status": r.status.value,
+        "latency": r.latency if r.ok else None, "latencies": list(r.latencies),
+        "build_seconds": r.build_seconds, "run_seconds": r.run_seconds, "error": r.error,
+        "measurer": r.measurer, "created_at": rec.created_at, "run_id": rec.run_id,
+    }
+
+
+def export_records(store: HistoryStore, path: Path, fmt: str, where: list[Any]) -> int:
+    records = store.records(where=where)
+    with open(path, "w", newline="") as f:
+        if fmt == "jsonl":
+            for rec in records:
+                f.write(json.dumps(record_to_dict(rec)) + "\n")
+        else:
+            w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+            w.writeheader()
+            for rec in records:
+                row = record_to_dict(rec)
+                for k in ("task", "target", "config", "latencies"):
+                    row[k] = json.dumps(row[k])
+                w.writerow(row)
+    return len(records)
+
+
+def _rows(path: Path, fmt: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    with open(path, newline="") as f:
+        if fmt == "jsonl":
+            for n, line in enumerate(f, 1):
+                if line.strip():
+                    try:
+                        yield n, json.loads(line)
+                    except json.JSONDecodeError as exc:
+                        raise HistoryError(f"{path}:{n}: not JSON ({exc.msg})") from None
+        else:
+            for n, row in enumerate(csv.DictReader(f), 2):
+                try:
+                    for k in ("task", "target", "config", "latencies"):
+                        row[k] = json.loads(row[k])
+                except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                    raise HistoryError(f"{path}:{n}: bad CSV row ({exc})") from None
+                yield n, row
+
+
+def import_records(store: HistoryStore, path: Path, fmt: str) -> tuple[int, int]:
+    """Validate the whole file first, then store it; returns (imported, skipped duplicates)."""
+    parsed: list[tuple[Task, dict[str, Any], MeasureResult]] = []
+    try:
+        for n, row in _rows(path, fmt):
+            try:
+                task = Task.from_dict(row["task"])
+                result = MeasureResult(
+                    Config.of(row["config"]), MeasureStatus(row["status"]),
+                    tuple(float(x) for x in row.get("latencies") or ()),
+                    float(row.get("build_seconds") or 0), float(row.get("run_seconds") or 0),
+                    str(row.get("error") or ""), str(row.get("measurer") or "imported"))
+                if not isinstance(row["target"], dict) or "kind" not in row["target"]:
+                    raise ValueError("target must be a TVM target JSON object")
+            except (OrchestratorError, KeyError, ValueError, TypeError) as exc:
+                raise HistoryError(f"{path}:{n}: bad record ({type(exc).__name__}: {exc})") from None
+            parsed.append((task, row["target"], result))
+    except OSError as exc:
+        raise HistoryError(f"cannot read {path}: {exc.strerror or exc}") from None
+    imported = skipped = 0
+    ids: dict[tuple[str, str], tuple[int, int, set[tuple[str, str]]]] = {}
+    for task, target_json, result in parsed:
+        target = _target_stub(target_json)
+        k = (task.key, target.key)
+        if k not in ids:
+            tid, gid = store.ensure_task(task), store.ensure_target(target)
+            existing = {(r.config.key, json.dumps(list(r.latencies)))
+                        for r in store.results(tid, gid)}
+            ids[k] = (tid, gid, existing)
+        tid, gid, existing = ids[k]
+        sig = (result.config.key, json.dumps(list(result.latencies)))
+        if sig in existing:
+            skipped += 1
+            continue
+        existing.add(sig)
+        store.record(run_id=None, task_id=tid, target_id=gid, results=[result])
+        imported += 1
+    return imported, skipped
+
+
+def _target_stub(tvm_json: dict[str, Any]) -> TargetInfo:
+    """A TargetInfo carrying just the TVM JSON (its key), for matching stored targets."""
+    return TargetInfo(kind=str(tvm_json.get("kind", "")),
+                      tvm=tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
+                                       for k, v in tvm_json.items())),
+                      cores=int(tvm_json.get("num-cores", 0) or 0), simd_bits=0, fma=False,
+                      l1d_bytes=0, l2_bytes=0, l3_bytes=0, clock_ghz=0.0, peak_gflops=0.0,
+                      arch=str(tvm_json.get("mcpu", "")))

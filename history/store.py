@@ -1,0 +1,397 @@
+"""The history store: opens the database, checks its schema, and reads and writes rows.
+
+Every write commits before returning, so a killed process loses nothing it recorded.
+Callers get frozen dataclasses, never ORM rows or sessions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event, func, insert, inspect
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+from sqlmodel import Session, SQLModel, create_engine, select
+
+from history.models import (
+    SCHEMA_VERSION,
+    ConfigRow,
+    MeasurementRow,
+    RunRow,
+    SchemaInfo,
+    TargetRow,
+    TaskRow,
+    utcnow,
+)
+from orchestrator.errors import HistoryError, SchemaVersionError
+from orchestrator.jsonkey import key_hash
+from orchestrator.result import MeasureResult, MeasureStatus
+from orchestrator.space import Config
+from orchestrator.target import TargetInfo
+from orchestrator.task import Task
+
+DEFAULT_DB = "tuning-history.db"
+DB_ENV = "ORCHESTRATOR_DB"
+
+
+def _pkg_version(name: str) -> str:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return ""
+
+
+TOOL_VERSION = _pkg_version("tuning-orchestrator") or "source"
+TVM_VERSION = _pkg_version("apache-tvm")
+
+
+def database_url(db: str | os.PathLike[str] | None) -> str:
+    """A SQLAlchemy URL from ``--db``: a URL as is, a plain path as a SQLite file."""
+    text = str(db) if db else os.environ.get(DB_ENV) or DEFAULT_DB
+    if "://" in text:
+        return text
+    return f"sqlite:///{Path(text).expanduser()}"
+
+
+@dataclass(frozen=True)
+class RunView:
+    """A tuning run as history knows it."""
+
+    id: int
+    task: Task
+    target_key: str
+    searcher: str
+    measurer: str
+    space_generator: str
+    pruners: tuple[str, ...]
+    cost_model: str | None
+    seed: int
+    max_trials: int
+    status: str
+    stop_reason: str
+    measured: int
+    reused: int
+    best_latency: float | None
+    started_at: str
+    finished_at: str | None
+
+    @property
+    def trials(self) -> int:
+        return self.measured + self.reused
+
+
+@dataclass(frozen=True)
+class Record:
+    """One stored measurement with the task and target it belongs to."""
+
+    id: int
+    run_id: int | None
+    task: Task
+    target_key: str
+    result: MeasureResult
+    created_at: str
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA busy_timeout=30000")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
+
+
+class HistoryStore:
+    """The tuning-history database (SQLite by default, any SQLAlchemy URL otherwise)."""
+
+    def __init__(self, engine: Engine, url: str) -> None:
+        self.engine = engine
+        self.url = url
+
+    # -- opening -------------------------------------------------------------------
+    @classmethod
+    def open(cls, db: str | os.PathLike[str] | None = None, *, create: bool = True) -> HistoryStore:
+        """Open (and create, if empty) the database; refuse another schema version."""
+        url = database_url(db)
+        try:
+            if url.startswith("sqlite"):
+                path = url.split("///", 1)[-1]
+                if path and path != ":memory:" and not create and not Path(path).exists():
+                    raise HistoryError(f"no history database at {path}; tune something first or pass --db")
+                if path and path != ":memory:":
+                    parent = Path(path).expanduser().parent
+                    if not parent.is_dir():
+                        raise HistoryError(f"cannot create history database {path}: "
+                                           f"directory {parent} does not exist")
+                engine = create_engine(url, connect_args={"timeout": 30})
+                event.listen(engine, "connect", _sqlite_pragmas)
+            else:
+                engine = create_engine(url, pool_pre_ping=True)
+            store = cls(engine, url)
+            store._check_schema(create)
+        except HistoryError:
+            raise
+        except (ArgumentError, NoSuchModuleError, ImportError, ValueError) as exc:
+            raise HistoryError(f"cannot use database URL {url!r}: {_one_line(exc)}; "
+                               "pass a file path or a URL such as sqlite:///tuning.db") from None
+        except (DBAPIError, SQLAlchemyError) as exc:
+            raise HistoryError(f"cannot open history database {url}: {_one_line(exc)}; "
+                               "if the file is damaged, move it aside and pass another --db") from None
+        return store
+
+    def _check_schema(self, create: bool) -> None:
+        tables = set(inspect(self.engine).get_table_names())
+        if "schema_info" not in tables:
+            if tables - {"sqlite_sequence"}:
+                raise HistoryError(f"{self.url} is not an orchestrator history database "
+                                   f"(it has tables {', '.join(sorted(tables)[:5])}); pass another --db")
+            if not create:
+                raise HistoryError(f"{self.url} holds no tuning history yet")
+            # One transaction: a crash here leaves either no tables or a complete schema.
+            with self.engine.begin() as conn:
+                SQLModel.metadata.create_all(conn)
+                conn.execute(insert(SchemaInfo).values(version=SCHEMA_VERSION, created_at=utcnow(),
+                                                       tool_version=TOOL_VERSION))
+            return
+        with Session(self.engine) as s:
+            info = s.exec(select(SchemaInfo)).first()
+        found = info.version if info else None
+        if found != SCHEMA_VERSION:
+            if found is not None and found > SCHEMA_VERSION:
+                hint = "upgrade tuning-orchestrator to read it"
+            else:
+                hint = "export it with the version that wrote it and import it here"
+            raise SchemaVersionError(
+                f"history database {self.url} has schema version {found}, this orchestrator "
+                f"uses {SCHEMA_VERSION}; {hint}, or pass another --db"
+            )
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- targets and tasks ---------------------------------------------------------
+    def ensure_target(self, target: TargetInfo) -> int:
+        with Session(self.engine) as s:
+            for row in s.exec(select(TargetRow).where(TargetRow.key_hash == target.key_hash)):
+                if row.key == target.key:
+                    return int(row.id)  # type: ignore[arg-type]
+            row = TargetRow(key_hash=target.key_hash, key=target.key, kind=target.kind,
+                            description=json.dumps(target.to_dict()))
+            s.add(row)
+            s.commit()
+            return int(row.id)  # type: ignore[arg-type]
+
+    def ensure_task(self, task: Task) -> int:
+        found = self.find_task(task)
+        if found is not None:
+            return found
+        with Session(self.engine) as s:
+            row = TaskRow(key_hash=task.key_hash, key=task.key, op=task.op,
+                          shape=json.dumps(task.params), dtype=task.dtype, layout=task.layout,
+                          name=task.name, flops=task.flops)
+            s.add(row)
+            s.commit()
+            return int(row.id)  # type: ignore[arg-type]
+
+    def find_task(self, task: Task) -> int | None:
+        with Session(self.engine) as s:
+            for row in s.exec(select(TaskRow).where(TaskRow.key_hash == task.key_hash)):
+                if row.key == task.key:  # equal hash is not enough: compare the key
+                    return int(row.id)  # type: ignore[arg-type]
+        return None
+
+    def find_target(self, target: TargetInfo) -> int | None:
+        with Session(self.engine) as s:
+            for row in s.exec(select(TargetRow).where(TargetRow.key_hash == target.key_hash)):
+                if row.key == target.key:
+                    return int(row.id)  # type: ignore[arg-type]
+        return None
+
+    # -- runs ------------------------------------------------------------------------
+    def start_run(self, *, task_id: int, target_id: int, resume_key: str, searcher: str,
+                  measurer: str, space_generator: str, pruners: Sequence[str],
+                  cost_model: str | None, seed: int, max_trials: int,
+                  max_seconds: float | None, space_size: int) -> int:
+        with Session(self.engine) as s:
+            row = RunRow(task_id=task_id, target_id=target_id, resume_hash=key_hash(resume_key),
+                         resume_key=resume_key, searcher=searcher, measurer=measurer,
+                         space_generator=space_generator, pruners=json.dumps(list(pruners)),
+                         cost_model=cost_model, seed=seed, max_trials=max_trials,
+                         max_seconds=max_seconds, space_size=space_size,
+                         tool_version=TOOL_VERSION, tvm_version=TVM_VERSION)
+            s.add(row)
+            s.commit()
+            return int(row.id)  # type: ignore[arg-type]
+
+    def find_resumable_run(self, resume_key: str) -> int | None:
+        """The newest unfinished run started with the same settings, if any."""
+        stmt = (select(RunRow)
+                .where(RunRow.resume_hash == key_hash(resume_key),
+                       RunRow.status.in_(("running", "interrupted")))  # type: ignore[attr-defined]
+                .order_by(RunRow.id.desc()))  # type: ignore[union-attr]
+        with Session(self.engine) as s:
+            for row in s.exec(stmt):
+                if row.resume_key == resume_key:
+                    return int(row.id)  # type: ignore[arg-type]
+        return None
+
+    def update_run(self, run_id: int, **fields: Any) -> None:
+        with Session(self.engine) as s:
+            row = s.get(RunRow, run_id)
+            if row is None:
+                raise HistoryError(f"run {run_id} does not exist")
+            for k, v in fields.items():
+                setattr(row, k, v)
+            if fields.get("status") in ("finished", "interrupted", "failed"):
+                row.finished_at = utcnow()
+            s.add(row)
+            s.commit()
+
+    def add_reused(self, run_id: int, count: int) -> None:
+        if count:
+            with Session(self.engine) as s:
+                row = s.get(RunRow, run_id)
+                row.reused += count  # type: ignore[union-attr]
+                s.add(row)
+                s.commit()
+
+    def run_reused(self, run_id: int) -> int:
+        with Session(self.engine) as s:
+            row = s.get(RunRow, run_id)
+            return row.reused if row else 0
+
+    # -- measurements ----------------------------------------------------------------
+    def _config_id(self, s: Session, task_id: int, config: Config,
+                   cache: dict[str, int] | None = None) -> int:
+        key = config.key
+        if cache is not None and key in cache:
+            return cache[key]
+        h = key_hash(key)
+        for row in s.exec(select(ConfigRow).where(ConfigRow.task_id == task_id,
+                                                  ConfigRow.key_hash == h)):
+            if row.key == key:
+                cid = int(row.id)  # type: ignore[arg-type]
+                break
+        else:
+            row = ConfigRow(task_id=task_id, key_hash=h, key=key)
+            s.add(row)
+            s.flush()
+            cid = int(row.id)  # type: ignore[arg-type]
+        if cache is not None:
+            cache[key] = cid
+        return cid
+
+    def record(self, *, run_id: int | None, task_id: int, target_id: int,
+               results: Iterable[MeasureResult]) -> int:
+        """Store results in one transaction and commit; returns how many were stored."""
+        n = 0
+        with Session(self.engine) as s:
+            cache: dict[str, int] = {}
+            for r in results:
+                s.add(MeasurementRow(
+                    run_id=run_id, task_id=task_id, target_id=target_id,
+                    config_id=self._config_id(s, task_id, r.config, cache),
+                    status=r.status.value, latency=r.latency if r.ok else None,
+                    latencies=json.dumps(list(r.latencies)), build_seconds=r.build_seconds,
+                    run_seconds=r.run_seconds, error=r.error[:4000], measurer=r.measurer,
+                    tool_version=TOOL_VERSION, tvm_version=TVM_VERSION))
+                n += 1
+            s.commit()
+        return n
+
+    def results(self, task_id: int, target_id: int, *, run_id: int | None = None,
+                ok_only: bool = False) -> list[MeasureResult]:
+        """Stored results of a task on a target, oldest first (one run's, if given)."""
+        stmt = (select(MeasurementRow, ConfigRow.key)
+                .join(ConfigRow, ConfigRow.id == MeasurementRow.config_id)
+                .where(MeasurementRow.task_id == task_id, MeasurementRow.target_id == target_id))
+        if run_id is not None:
+            stmt = stmt.where(MeasurementRow.run_id == run_id)
+        if ok_only:
+            stmt = stmt.where(MeasurementRow.status == MeasureStatus.OK.value)
+        stmt = stmt.order_by(MeasurementRow.id)  # type: ignore[arg-type]
+        with Session(self.engine) as s:
+            return [_to_result(m, key) for m, key in s.exec(stmt)]
+
+    def best(self, task_id: int, target_id: int | None = None, k: int = 5) -> list[Record]:
+        stmt = (select(MeasurementRow, ConfigRow.key, TaskRow, TargetRow.key)
+                .join(ConfigRow, ConfigRow.id == MeasurementRow.config_id)
+                .join(TaskRow, TaskRow.id == MeasurementRow.task_id)
+                .join(TargetRow, TargetRow.id == MeasurementRow.target_id)
+                .where(MeasurementRow.task_id == task_id,
+                       MeasurementRow.status == MeasureStatus.OK.value)
+                .order_by(MeasurementRow.latency).limit(k))  # type: ignore[arg-type]
+        if target_id is not None:
+            stmt = stmt.where(MeasurementRow.target_id == target_id)
+        with Session(self.engine) as s:
+            return [_to_record(m, ck, t, tk) for m, ck, t, tk in s.exec(stmt)]
+
+    def records(self, *, where: Sequence[Any] = (), limit: int | None = None) -> list[Record]:
+        """Every measurement matching SQLAlchemy expressions on the models, oldest first."""
+        stmt = (select(MeasurementRow, ConfigRow.key, TaskRow, TargetRow.key)
+                .join(ConfigRow, ConfigRow.id == MeasurementRow.config_id)
+                .join(TaskRow, TaskRow.id == MeasurementRow.task_id)
+                .join(TargetRow, TargetRow.id == MeasurementRow.target_id)
+                .where(*where).order_by(MeasurementRow.id))  # type: ignore[arg-type]
+        if limit is not None:
+            stmt = stmt.limit(limit)
+        with Session(self.engine) as s:
+            return [_to_record(m, ck, t, tk) for m, ck, t, tk in s.exec(stmt)]
+
+    def runs(self, *, where: Sequence[Any] = (), limit: int = 50) -> list[RunView]:
+        """Runs, newest first, with their measured count and best latency."""
+        measured = (select(MeasurementRow.run_id, func.count().label("n"),
+                           func.min(MeasurementRow.latency).label("best"))
+                    .group_by(MeasurementRow.run_id).subquery())
+        stmt = (select(RunRow, TaskRow, TargetRow.key, measured.c.n, measured.c.best)
+                .join(TaskRow, TaskRow.id == RunRow.task_id)
+                .join(TargetRow, TargetRow.id == RunRow.target_id)
+                .outerjoin(measured, measured.c.run_id == RunRow.id)
+                .where(*where).order_by(RunRow.id.desc()).limit(limit))  # type: ignore[union-attr]
+        with Session(self.engine) as s:
+            return [_to_run(r, t, tk, n or 0, best) for r, t, tk, n, best in s.exec(stmt)]
+
+    def tasks(self) -> list[tuple[int, Task]]:
+        with Session(self.engine) as s:
+            return [(int(t.id), _to_task(t)) for t in s.exec(select(TaskRow))]  # type: ignore[arg-type]
+
+    def count(self) -> int:
+        with Session(self.engine) as s:
+            return int(s.exec(select(func.count()).select_from(MeasurementRow)).one())
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def _to_task(t: TaskRow) -> Task:
+    return Task.from_dict({"op": t.op, "shape": json.loads(t.shape), "dtype": t.dtype,
+                           "name": t.name})
+
+
+def _to_result(m: MeasurementRow, config_key: str) -> MeasureResult:
+    return MeasureResult(config=Config.of(json.loads(config_key)),
+                         status=MeasureStatus(m.status),
+                         latencies=tuple(json.loads(m.latencies)),
+                         build_seconds=m.build_seconds, run_seconds=m.run_seconds,
+                         error=m.error, measurer=m.measurer)
+
+
+def _to_record(m: MeasurementRow, config_key: str, t: TaskRow, target_key: str) -> Record:
+    return Record(int(m.id), m.run_id, _to_task(t), target_key,  # type: ignore[arg-type]
+                  _to_result(m, config_key), m.created_at.isoformat())
+
+
+def _to_run(r: RunRow, t: TaskRow, target_key: str, n: int, best: float | None) -> RunView:
+    return RunView(int(r.id), _to_task(t), target_key, r.searcher, r.measurer,  # type: ignore[arg-type]
+                   r.space_generator, tuple(json.loads(r.pruners)), r.cost_model, r.seed,
+                   r.max_trials, r.status, r.stop_reason, n, r.reused, best,
+                   r.started_at.isoformat(timespec="seconds"),
+                   r.finished_at.isoformat(timespec="seconds") if r.finished_at else None)

@@ -1,0 +1,307 @@
+"""The ``orchestrator`` command line: tune, plugins, history, ops."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from orchestrator.errors import OrchestratorError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Tune tensor programs on Apache TVM and keep every measurement.")
+history_app = typer.Typer(no_args_is_help=True, help="Query, export and import the tuning history.")
+app.add_typer(history_app, name="history")
+out = Console()
+err = Console(stderr=True)
+
+DbOpt = Annotated[Optional[str], typer.Option(
+    "--db", help="History database: a SQLite file path or a SQLAlchemy URL "
+                 "[default: $ORCHESTRATOR_DB or ./tuning-history.db]")]
+
+
+def _parse_options(items: list[str], flag: str) -> dict[str, Any]:
+    opts: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise OrchestratorError(f"{flag} takes KEY=VALUE, got {item!r}")
+        try:
+            opts[key.replace("-", "_")] = json.loads(value)
+        except json.JSONDecodeError:
+            opts[key.replace("-", "_")] = value
+    return opts
+
+
+def _tasks(op: str | None, shape: str | None, suite: Path | None, only: list[str]) -> list:
+    from orchestrator.suite import read_suite, select
+    from orchestrator.task import Task, parse_shape
+
+    if op is not None:
+        if suite is not None or only:
+            raise OrchestratorError("give either --op/--shape or --suite/--only, not both")
+        if shape is None:
+            from orchestrator.ops import get_operator
+            raise OrchestratorError(f"--op {op} needs --shape, e.g. --shape {get_operator(op).example}")
+        return [Task.create(op, parse_shape(shape))]
+    if shape is not None:
+        raise OrchestratorError("--shape needs --op")
+    if suite is None and not only:
+        raise OrchestratorError("nothing to tune: give --op and --shape, or --only NAME "
+                                "(from the built-in suite) or --suite FILE")
+    return select(read_suite(suite), only)
+
+
+@app.command()
+def tune(
+    op: Annotated[Optional[str], typer.Option(help="Operator: dense, batch_matmul, conv2d, depthwise_conv2d")] = None,
+    shape: Annotated[Optional[str], typer.Option(help="Shape, e.g. N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1")] = None,
+    suite: Annotated[Optional[Path], typer.Option(help="Workload suite JSON file [default: built-in]")] = None,
+    only: Annotated[list[str], typer.Option(help="Workload name(s) from the suite (repeatable)")] = [],
+    trials: Annotated[int, typer.Option(help="Trial budget per workload")] = 200,
+    seconds: Annotated[Optional[float], typer.Option(help="Time budget per workload")] = None,
+    early_stop: Annotated[Optional[int], typer.Option(help="Stop after this many trials without improvement")] = None,
+    seed: Annotated[int, typer.Option(help="Random seed")] = 0,
+    searcher: Annotated[str, typer.Option(help="Searcher name (see `orchestrator plugins`)")] = "random",
+    measurer: Annotated[str, typer.Option(help="Measurer name")] = "local",
+    space: Annotated[Optional[str], typer.Option(help="Space generator name [default: first that supports the task]")] = None,
+    pruner: Annotated[list[str], typer.Option(help="Pruner name(s), applied in order")] = [],
+    cost_model: Annotated[Optional[str], typer.Option(help="Cost model name")] = None,
+    batch_size: Annotated[int, typer.Option(help="Configs proposed and measured per round")] = 8,
+    searcher_opt: Annotated[list[str], typer.Option(help="Searcher option KEY=VALUE")] = [],
+    measurer_opt: Annotated[list[str], typer.Option(help="Measurer option KEY=VALUE")] = [],
+    target: Annotated[str, typer.Option(help="Target: host (this machine's CPU)")] = "host",
+    db: DbOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable results")] = False,
+    verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Log each batch")] = False,
+) -> None:
+    """Tune workloads and record every measurement in the history database."""
+    from history.store import HistoryStore
+    from orchestrator.loop import TuneOptions, tune as run_tune
+    from orchestrator.manager import load_plugins
+    from orchestrator.target import resolve_target
+    from plugins.observers.progress import ProgressBar
+
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    tasks = _tasks(op, shape, suite, only)
+    options = TuneOptions(
+        searcher=searcher, measurer=measurer, space_generator=space, pruners=tuple(pruner),
+        cost_model=cost_model, trials=trials, seconds=seconds, early_stop=early_stop, seed=seed,
+        batch_size=batch_size, searcher_options=_parse_options(searcher_opt, "--searcher-opt"),
+        measurer_options=_parse_options(measurer_opt, "--measurer-opt"))
+    if batch_size <= 0:
+        raise OrchestratorError(f"--batch-size must be positive, got {batch_size}")
+    plugins = load_plugins(extra=[("progress", ProgressBar(enabled=not as_json))])
+    store = HistoryStore.open(db)
+    tgt = resolve_target(target)
+    summaries = []
+    try:
+        for task in tasks:
+            summaries.append(run_tune(task, target=tgt, options=options, db=store, plugins=plugins))
+    except KeyboardInterrupt:
+        err.print("interrupted: every result so far is in the history; run the same command to resume")
+        raise typer.Exit(130) from None
+    finally:
+        store.close()
+    if as_json:
+        print(json.dumps([_summary_dict(s) for s in summaries], indent=1))
+    else:
+        _print_summaries(summaries, tgt)
+
+
+def _summary_dict(s: Any) -> dict[str, Any]:
+    flops = s.run.task.flops
+    return {
+        "task": s.run.task.to_dict(), "run_id": s.run.run_id, "trials": s.trials,
+        "measured": s.measured, "reused": s.reused, "stop_reason": s.stop_reason,
+        "seconds": round(s.seconds, 3), "statuses": s.statuses, "space_size": s.run.space.size,
+        "best": None if s.best is None else {
+            "latency_ms": s.best.latency * 1e3, "gflops": s.best.gflops(flops),
+            "percent_of_peak": 100 * s.best.gflops(flops) / s.run.target.peak_gflops,
+            "config": s.best.config.to_dict()},
+        "first_ok_latency_ms": s.first_ok.latency * 1e3 if s.first_ok else None,
+    }
+
+
+def _print_summaries(summaries: list[Any], tgt: Any) -> None:
+    table = Table(title=f"Best kernels on {tgt.arch} ({tgt.cores} cores, "
+                        f"estimated peak {tgt.peak_gflops:.0f} GFLOPS)")
+    for col in ("workload", "best ms", "GFLOPS", "% peak", "vs first", "trials",
+                "measured", "errors", "run"):
+        table.add_column(col, justify="left" if col in ("workload", "errors") else "right")
+    for s in summaries:
+        d = _summary_dict(s)
+        errors = ", ".join(f"{k} {v}" for k, v in sorted(s.statuses.items()) if k != "ok") or "none"
+        b = d["best"]
+        speedup = (f"{d['first_ok_latency_ms'] / b['latency_ms']:.2f}x"
+                   if b and d["first_ok_latency_ms"] else "-")
+        table.add_row(s.run.task.label(), f"{b['latency_ms']:.4f}" if b else "-",
+                      f"{b['gflops']:.1f}" if b else "-",
+                      f"{b['percent_of_peak']:.0f}%" if b else "-", speedup, str(s.trials),
+                      str(s.measured), errors, str(s.run.run_id))
+    out.print(table)
+
+
+@app.command()
+def plugins() -> None:
+    """List plugins, their distributions and the components they contribute."""
+    from orchestrator.manager import load_plugins
+
+    loaded = load_plugins()
+    table = Table(title="Plugins")
+    for col in ("plugin", "distribution", "version", "components"):
+        table.add_column(col)
+    for info in loaded.info.values():
+        comps = ", ".join(f"{kind.replace('_', ' ')} {name}"
+                          for kind, name in loaded.components_of(info.name)) or "(observer hooks)"
+        table.add_row(info.name + (" (built-in)" if info.builtin else ""), info.distribution,
+                      info.version, comps)
+    out.print(table)
+
+
+@app.command()
+def ops() -> None:
+    """List the operators and their shape parameters."""
+    from orchestrator.ops import OPERATORS
+
+    table = Table(title="Operators")
+    table.add_column("op")
+    table.add_column("shape parameters")
+    table.add_column("example")
+    for op in OPERATORS.values():
+        table.add_row(op.name, ", ".join(op.param_names()), op.example)
+    out.print(table)
+
+
+@history_app.command("runs")
+def history_runs(
+    op: Annotated[Optional[str], typer.Option(help="Only runs of this operator")] = None,
+    limit: Annotated[int, typer.Option(help="At most this many runs")] = 20,
+    db: DbOpt = None,
+) -> None:
+    """List tuning runs, newest first."""
+    from history.models import RunRow, TaskRow
+    from history.store import HistoryStore
+
+    store = HistoryStore.open(db, create=False)
+    where = [TaskRow.op == op] if op else []
+    table = Table(title=f"Runs in {store.url}")
+    for col in ("run", "workload", "searcher", "status", "trials", "measured", "best ms", "started"):
+        table.add_column(col)
+    for r in store.runs(where=where, limit=limit):
+        table.add_row(str(r.id), r.task.label(), r.searcher, f"{r.status} ({r.stop_reason})",
+                      f"{r.trials}/{r.max_trials}", str(r.measured),
+                      f"{r.best_latency * 1e3:.4f}" if r.best_latency else "-", r.started_at)
+    out.print(table)
+    del RunRow
+
+
+@history_app.command("best")
+def history_best(
+    op: Annotated[Optional[str], typer.Option(help="Operator")] = None,
+    shape: Annotated[Optional[str], typer.Option(help="Shape, as for tune")] = None,
+    suite: Annotated[Optional[Path], typer.Option(help="Suite file")] = None,
+    only: Annotated[list[str], typer.Option(help="Workload name(s)")] = [],
+    k: Annotated[int, typer.Option(help="How many configs")] = 5,
+    db: DbOpt = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Show a task's best configs on any target."""
+    from history.io import record_to_dict
+    from history.store import HistoryStore
+
+    store = HistoryStore.open(db, create=False)
+    rows = []
+    for task in _tasks(op, shape, suite, only):
+        task_id = store.find_task(task)
+        records = store.best(task_id, k=k) if task_id is not None else []
+        if not records:
+            err.print(f"no successful measurement of {task.label()} in {store.url}")
+        rows.extend((task, rec) for rec in records)
+    if as_json:
+        print(json.dumps([record_to_dict(rec) for _, rec in rows], indent=1))
+        return
+    table = Table(title="Best configs")
+    for col in ("workload", "latency ms", "GFLOPS", "target", "config"):
+        table.add_column(col)
+    for task, rec in rows:
+        target = json.loads(rec.target_key)
+        table.add_row(task.label(), f"{rec.result.latency * 1e3:.4f}",
+                      f"{rec.result.gflops(task.flops):.1f}",
+                      f"{target.get('kind')} {target.get('mcpu', '')}",
+                      json.dumps(rec.result.config.to_dict()))
+    out.print(table)
+
+
+@history_app.command("export")
+def history_export(
+    path: Annotated[Path, typer.Argument(help="Output file (.jsonl or .csv)")],
+    fmt: Annotated[Optional[str], typer.Option("--format", help="jsonl or csv [default: from the suffix]")] = None,
+    op: Annotated[Optional[str], typer.Option(help="Only this operator")] = None,
+    status: Annotated[Optional[str], typer.Option(help="Only this status (ok, build_error, ...)")] = None,
+    db: DbOpt = None,
+) -> None:
+    """Export measurements as JSON lines or CSV."""
+    from history.io import export_records
+    from history.models import MeasurementRow, TaskRow
+    from history.store import HistoryStore
+
+    fmt = _format(path, fmt)
+    store = HistoryStore.open(db, create=False)
+    where = [TaskRow.op == op] if op else []
+    if status:
+        where.append(MeasurementRow.status == status)
+    try:
+        n = export_records(store, path, fmt, where)
+    except OSError as exc:
+        raise OrchestratorError(f"cannot write {path}: {exc.strerror or exc}") from None
+    err.print(f"exported {n} measurements to {path}")
+
+
+@history_app.command("import")
+def history_import(
+    path: Annotated[Path, typer.Argument(help="A .jsonl or .csv file written by export")],
+    fmt: Annotated[Optional[str], typer.Option("--format", help="jsonl or csv")] = None,
+    db: DbOpt = None,
+) -> None:
+    """Import measurements (the whole file is checked before anything is written)."""
+    from history.io import import_records
+    from history.store import HistoryStore
+
+    fmt = _format(path, fmt)
+    store = HistoryStore.open(db)
+    imported, skipped = import_records(store, path, fmt)
+    err.print(f"imported {imported} measurements from {path} ({skipped} already present)")
+
+
+def _format(path: Path, fmt: str | None) -> str:
+    fmt = fmt or {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv"}.get(path.suffix.lower())
+    if fmt not in ("jsonl", "csv"):
+        raise OrchestratorError(f"unknown format for {path}; use --format jsonl or --format csv")
+    return fmt
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point: one-line errors, exit code 2, no traceback.
+
+    Usage errors are reported by Typer itself (also exit code 2).
+    """
+    try:
+        app(args=argv, prog_name="orchestrator")
+    except OrchestratorError as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

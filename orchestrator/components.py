@@ -1,0 +1,87 @@
+"""The five component kinds as Protocols: what plugins contribute and the core calls.
+
+Components receive frozen data (Task, TargetInfo, Space, Config, MeasureResult) and
+never ORM rows or database sessions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from orchestrator.result import MeasureResult
+from orchestrator.space import Config, Space
+from orchestrator.target import TargetInfo
+from orchestrator.task import Task
+
+
+@runtime_checkable
+class SpaceGenerator(Protocol):
+    """Builds the search space of a task; called once when a task starts."""
+
+    def supports(self, task: Task, target: TargetInfo) -> bool:
+        """True if this generator has a template for ``task`` on ``target``."""
+
+    def generate(self, task: Task, target: TargetInfo) -> Space:
+        """The space of configs for ``task`` (its ``schedule_fn`` must be importable)."""
+
+
+@runtime_checkable
+class Pruner(Protocol):
+    """Narrows a space after it is generated, before the search starts."""
+
+    def prune(self, space: Space, target: TargetInfo) -> Space:
+        """A smaller space (``Space.with_check``) or a ranked list (``Space.with_candidates``)."""
+
+
+@runtime_checkable
+class CostModel(Protocol):
+    """Predicts how good configs are; searchers call it, the core refits it each round."""
+
+    def fit(self, space: Space, results: Sequence[MeasureResult]) -> None:
+        """Update the model with every result measured so far for this task."""
+
+    def predict(self, space: Space, configs: Sequence[Config]) -> list[float]:
+        """One score per config; higher is better (for example GFLOPS or -latency)."""
+
+
+@dataclass(frozen=True)
+class SearchContext:
+    """What a searcher is given when a task starts."""
+
+    task: Task
+    target: TargetInfo
+    space: Space
+    seed: int
+    cost_model: CostModel | None = None
+    # Results already in history for this task and target (a resumed run's own results
+    # first); searchers may learn from them. Configs among them are never measured again.
+    prior: tuple[MeasureResult, ...] = ()
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Searcher(Protocol):
+    """Proposes configs to measure and learns from their results."""
+
+    def start(self, context: SearchContext) -> None:
+        """Called once before the first ``propose``."""
+
+    def propose(self, n: int) -> list[Config]:
+        """Up to ``n`` configs to measure next; an empty list means the search is over."""
+
+    def tell(self, results: Sequence[MeasureResult]) -> None:
+        """The results of the configs last proposed (also for configs answered from history)."""
+
+
+@runtime_checkable
+class Measurer(Protocol):
+    """Builds and runs configs; failures are results with a status, not exceptions."""
+
+    def measure(self, space: Space, target: TargetInfo,
+                configs: Sequence[Config]) -> list[MeasureResult]:
+        """One result per config, in the same order."""
+
+    def close(self) -> None:
+        """Release worker processes; called once when the task finishes."""

@@ -1,0 +1,255 @@
+"""The core tuning loop: space -> pruners -> searcher <-> cost model -> measurer -> history."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from orchestrator.components import SearchContext
+from orchestrator.errors import OrchestratorError, UnknownComponentError
+from orchestrator.jsonkey import canonical_json
+from orchestrator.manager import Plugins, load_plugins
+from orchestrator.result import MeasureResult, MeasureStatus
+from orchestrator.run_info import RunInfo, TuneSummary
+from orchestrator.space import Config, Space
+from orchestrator.target import TargetInfo, detect_host
+from orchestrator.task import Task
+
+
+@dataclass(frozen=True)
+class TuneOptions:
+    """Everything that selects components and budgets for ``tune``."""
+
+    searcher: str = "random"
+    measurer: str = "local"
+    space_generator: str | None = None
+    pruners: tuple[str, ...] = ()
+    cost_model: str | None = None
+    trials: int = 200
+    seconds: float | None = None
+    early_stop: int | None = None
+    seed: int = 0
+    batch_size: int = 8
+    searcher_options: dict[str, Any] = field(default_factory=dict)
+    measurer_options: dict[str, Any] = field(default_factory=dict)
+
+    def resume_key(self, task: Task, target: TargetInfo, space_generator: str) -> str:
+        """Runs with equal keys continue each other; budgets are left out on purpose so
+        that a rerun with a larger ``--trials`` continues the same run."""
+        return canonical_json({
+            "task": task.key, "target": target.key, "searcher": self.searcher,
+            "searcher_options": self.searcher_options, "measurer": self.measurer,
+            "space_generator": space_generator, "pruners": list(self.pruners),
+            "cost_model": self.cost_model, "seed": self.seed,
+        })
+
+
+def choose_space_generator(plugins: Plugins, task: Task, target: TargetInfo,
+                           name: str | None) -> tuple[str, Any]:
+    registry = plugins.registry("space_generator")
+    if name is not None:
+        gen = registry.create(name)
+        if not gen.supports(task, target):
+            raise UnknownComponentError(
+                f"space generator {name!r} has no template for {task.op} on {target.kind}")
+        return name, gen
+    for comp in registry:
+        gen = comp.factory()
+        if gen.supports(task, target):
+            return comp.name, gen
+    raise UnknownComponentError(
+        f"no space generator supports {task.op} on target {target.kind}; "
+        f"installed: {', '.join(registry.names()) or 'none'}")
+
+
+def build_space(plugins: Plugins, task: Task, target: TargetInfo,
+                options: TuneOptions) -> tuple[str, Space]:
+    gen_name, gen = choose_space_generator(plugins, task, target, options.space_generator)
+    space = gen.generate(task, target)
+    for name in options.pruners:
+        space = plugins.create("pruner", name).prune(space, target)
+    return gen_name, space
+
+
+def tune(task: Task, *, target: TargetInfo | None = None, options: TuneOptions | None = None,
+         db: Any = None, plugins: Plugins | None = None, **overrides: Any) -> TuneSummary:
+    """Tune ``task`` until the budget is spent, recording every result in history.
+
+    ``db`` is a :class:`history.store.HistoryStore`, a URL or a path (default SQLite
+    file). Keyword overrides set fields of :class:`TuneOptions`
+    (``tune(task, searcher="grid", trials=50)``). Rerunning an interrupted call with the
+    same settings resumes it: nothing recorded is measured again.
+    """
+    from history.store import HistoryStore  # history imports the orchestrator types
+
+    options = options or TuneOptions()
+    if overrides:
+        options = TuneOptions(**{**options.__dict__, **overrides})
+    if options.trials <= 0:
+        raise OrchestratorError(f"--trials must be positive, got {options.trials}")
+    plugins = plugins or load_plugins()
+    # Resolve every component name before anything expensive or persistent happens.
+    for kind, name in (("searcher", options.searcher), ("measurer", options.measurer),
+                       *(("pruner", p) for p in options.pruners),
+                       *((("cost_model", options.cost_model),) if options.cost_model else ())):
+        plugins.registry(kind).get(name)
+    target = target or detect_host()
+    store = db if isinstance(db, HistoryStore) else HistoryStore.open(db)
+    gen_name, space = build_space(plugins, task, target, options)
+    searcher = plugins.create("searcher", options.searcher, **options.searcher_options)
+    cost_model = plugins.create("cost_model", options.cost_model) if options.cost_model else None
+    measurer = plugins.create("measurer", options.measurer, **options.measurer_options)
+    try:
+        return _Loop(plugins, store, task, target, space, gen_name, options,
+                     searcher, cost_model, measurer).run()
+    finally:
+        measurer.close()
+        if store is not db:
+            store.close()
+
+
+class _Loop:
+    def __init__(self, plugins: Plugins, store: Any, task: Task, target: TargetInfo,
+                 space: Space, gen_name: str, options: TuneOptions, searcher: Any,
+                 cost_model: Any, measurer: Any) -> None:
+        self.plugins, self.store, self.task, self.target = plugins, store, task, target
+        self.space, self.gen_name, self.options = space, gen_name, options
+        self.searcher, self.cost_model, self.measurer = searcher, cost_model, measurer
+
+    def run(self) -> TuneSummary:
+        o, store = self.options, self.store
+        task_id = store.ensure_task(self.task)
+        target_id = store.ensure_target(self.target)
+        resume_key = o.resume_key(self.task, self.target, self.gen_name)
+        run_id = store.find_resumable_run(resume_key)
+        own: list[MeasureResult] = []
+        if run_id is None:
+            run_id = store.start_run(
+                task_id=task_id, target_id=target_id, resume_key=resume_key,
+                searcher=o.searcher, measurer=o.measurer, space_generator=self.gen_name,
+                pruners=o.pruners, cost_model=o.cost_model, seed=o.seed, max_trials=o.trials,
+                max_seconds=o.seconds, space_size=self.space.size)
+            reused_before = 0
+        else:
+            own = store.results(task_id, target_id, run_id=run_id)
+            reused_before = store.run_reused(run_id)
+            store.update_run(run_id, status="running", max_trials=o.trials, max_seconds=o.seconds)
+        history = store.results(task_id, target_id)
+        own_keys = {r.config.key for r in own}
+        prior = own + [r for r in history if r.config.key not in own_keys]
+        known: dict[str, MeasureResult] = {}
+        for r in prior:  # keep the best measurement of each config
+            if r.config.key not in known or r.latency < known[r.config.key].latency:
+                known[r.config.key] = r
+
+        info = RunInfo(run_id, self.task, self.target, self.space, o.searcher, o.measurer,
+                       self.gen_name, o.pruners, o.cost_model, o.seed, o.trials, o.seconds,
+                       o.early_stop, resumed_trials=len(own) + reused_before)
+        if self.cost_model is not None and prior:
+            self.cost_model.fit(self.space, prior)
+        self.searcher.start(SearchContext(self.task, self.target, self.space, o.seed,
+                                          self.cost_model, tuple(prior), dict(o.searcher_options)))
+        hook = self.plugins.hook
+        hook.orchestrator_task_started(run=info)
+
+        run_results: list[MeasureResult] = list(own)
+        trials = len(own) + reused_before
+        measured = reused = 0
+        best = min((r for r in own if r.ok), key=lambda r: r.latency, default=None)
+        first_ok = next((r for r in own if r.ok), None)
+        last_improvement = trials
+        started = time.monotonic()
+        stop_reason = "budget"
+        status = "failed"
+        try:
+            while True:
+                if trials >= o.trials:
+                    stop_reason = "trials"
+                    break
+                if o.seconds is not None and time.monotonic() - started >= o.seconds:
+                    stop_reason = "seconds"
+                    break
+                if o.early_stop and trials - last_improvement >= o.early_stop:
+                    stop_reason = "early_stop"
+                    break
+                proposals = _unique(self.searcher.propose(min(o.batch_size, o.trials - trials)))
+                if not proposals:
+                    stop_reason = "space_exhausted"
+                    break
+                batch = self._evaluate(proposals, known, run_id, task_id, target_id)
+                n_reused = sum(1 for _, was_reused in batch if was_reused)
+                reused += n_reused
+                measured += len(batch) - n_reused
+                results = [r for r, _ in batch]
+                trials += len(results)
+                run_results.extend(results)
+                for r in results:
+                    if r.ok and first_ok is None:
+                        first_ok = r
+                    if r.ok and (best is None or r.latency < best.latency):
+                        best = r
+                        last_improvement = trials
+                self.searcher.tell(results)
+                if self.cost_model is not None:
+                    self.cost_model.fit(self.space, list(known.values()))
+                hook.orchestrator_results_measured(run=info, results=results,
+                                                   trials_done=trials, best=best)
+            status = "finished"
+        except KeyboardInterrupt:
+            status, stop_reason = "interrupted", "interrupted"
+            raise
+        finally:
+            store.update_run(run_id, status=status, stop_reason=stop_reason)
+        summary = TuneSummary(
+            run=info, trials=trials, measured=measured, reused=reused, best=best,
+            statuses=TuneSummary.count_statuses(run_results),
+            seconds=time.monotonic() - started, stop_reason=stop_reason, first_ok=first_ok)
+        hook.orchestrator_task_finished(run=info, summary=summary)
+        return summary
+
+    def _evaluate(self, proposals: Sequence[Config], known: dict[str, MeasureResult],
+                  run_id: int, task_id: int, target_id: int) -> list[tuple[MeasureResult, bool]]:
+        """Results in proposal order, each flagged True when answered from history."""
+        out: list[tuple[MeasureResult, bool] | None] = [None] * len(proposals)
+        to_measure: list[tuple[int, Config]] = []
+        invalid: list[MeasureResult] = []
+        for i, cfg in enumerate(proposals):
+            if cfg.key in known:
+                out[i] = (known[cfg.key], True)
+                continue
+            reason = self.space.validate(cfg)
+            if reason:
+                r = MeasureResult(cfg, MeasureStatus.INVALID_CONFIG, error=reason,
+                                  measurer="space")
+                invalid.append(r)
+                out[i] = (r, False)
+            else:
+                to_measure.append((i, cfg))
+        if invalid:
+            self.store.record(run_id=run_id, task_id=task_id, target_id=target_id, results=invalid)
+        self.store.add_reused(run_id, sum(1 for x in out if x is not None and x[1]))
+        if to_measure:
+            results = self.measurer.measure(self.space, self.target, [c for _, c in to_measure])
+            if len(results) != len(to_measure):
+                raise OrchestratorError(
+                    f"measurer {self.options.measurer!r} returned {len(results)} results "
+                    f"for {len(to_measure)} configs")
+            self.store.record(run_id=run_id, task_id=task_id, target_id=target_id, results=results)
+            for (i, _), r in zip(to_measure, results):
+                out[i] = (r, False)
+        for r, _ in (x for x in out if x is not None):
+            if r.config.key not in known or r.latency < known[r.config.key].latency:
+                known[r.config.key] = r
+        return [x for x in out if x is not None]
+
+
+def _unique(configs: Iterable[Config]) -> list[Config]:
+    seen: set[str] = set()
+    out = []
+    for c in configs:
+        if c.key not in seen:
+            seen.add(c.key)
+            out.append(c)
+    return out

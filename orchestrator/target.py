@@ -1,0 +1,167 @@
+"""The hardware target: the TVM target JSON plus a small description cost models read."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from orchestrator.errors import TargetError
+from orchestrator.jsonkey import canonical_json, key_hash
+
+# Floating-point operations per cycle per core for fp32, by micro-architecture family:
+# FMA pipes x SIMD lanes x 2. Zen 4 executes AVX-512 on two 256-bit pipes.
+_FLOPS_PER_CYCLE = {"avx512": 64, "znver4": 32, "avx2": 32, "neon": 16, "sse": 8}
+
+
+@dataclass(frozen=True)
+class TargetInfo:
+    """A frozen description of where kernels run.
+
+    ``tvm`` is the JSON target given to TVM (never the CLI string form, which 0.27
+    rejects). The other fields are read by cost models; ``peak_gflops`` is an estimate
+    from the SIMD width, FMA pipes, core count and nominal clock.
+    """
+
+    kind: str
+    tvm: tuple[tuple[str, Any], ...]
+    cores: int
+    simd_bits: int
+    fma: bool
+    l1d_bytes: int
+    l2_bytes: int
+    l3_bytes: int
+    clock_ghz: float
+    peak_gflops: float
+    arch: str = ""
+    simulated: bool = False
+
+    @property
+    def tvm_json(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self.tvm}
+
+    def tvm_target(self) -> Any:
+        import tvm
+
+        return tvm.target.Target(self.tvm_json)
+
+    @property
+    def key(self) -> str:
+        return canonical_json(self.tvm_json)
+
+    @property
+    def key_hash(self) -> str:
+        return key_hash(self.key)
+
+    @property
+    def simd_lanes_fp32(self) -> int:
+        return self.simd_bits // 32
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["tvm"] = self.tvm_json
+        return d
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TargetInfo:
+        d = dict(data)
+        d["tvm"] = tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
+                                for k, v in d["tvm"].items()))
+        return cls(**d)
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return set()
+    m = re.search(r"^(flags|Features)\s*:\s*(.*)$", text, re.M)
+    return set(m.group(2).split()) if m else set()
+
+
+def _clock_ghz() -> float:
+    for path in ("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq",):
+        try:
+            return int(Path(path).read_text()) / 1e6
+        except (OSError, ValueError):
+            pass
+    try:
+        m = re.search(r"^cpu MHz\s*:\s*([\d.]+)", Path("/proc/cpuinfo").read_text(), re.M)
+        if m:
+            return float(m.group(1)) / 1000
+    except OSError:
+        pass
+    return 2.5
+
+
+def _cache_bytes(level: int, kind: str = "Data") -> int:
+    base = Path("/sys/devices/system/cpu/cpu0/cache")
+    for idx in sorted(base.glob("index*")):
+        try:
+            if int((idx / "level").read_text()) != level:
+                continue
+            if level == 1 and (idx / "type").read_text().strip() != kind:
+                continue
+            size = (idx / "size").read_text().strip()
+        except (OSError, ValueError):
+            continue
+        unit = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(size[-1], 1)
+        return int(size.rstrip("KMG")) * unit
+    return {1: 32 << 10, 2: 1 << 20, 3: 8 << 20}[level]
+
+
+def cpu_cores() -> int:
+    """Cores this process may use (the affinity mask, which containers restrict)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - non-Linux
+        return os.cpu_count() or 1
+
+
+def detect_host() -> TargetInfo:
+    """Describe the host CPU, asking TVM for the ``mcpu`` LLVM knows it by."""
+    import tvm
+
+    try:
+        detected = tvm.target.Target.from_device(tvm.cpu()).export()
+    except Exception as exc:  # TVM raises its own error types here
+        raise TargetError(f"cannot detect the host CPU through TVM: {exc}") from None
+    mcpu = str(detected.get("mcpu") or "generic")
+    mtriple = str(detected.get("mtriple") or "")
+    cores = cpu_cores()
+    flags = _cpu_flags()
+    if "avx512f" in flags:
+        simd, family = 512, ("znver4" if mcpu.startswith("znver") else "avx512")
+    elif "avx2" in flags:
+        simd, family = 256, "avx2"
+    elif "asimd" in flags or mtriple.startswith("aarch64"):
+        simd, family = 128, "neon"
+    else:
+        simd, family = 128, "sse"
+    fma = "fma" in flags or family == "neon"
+    clock = _clock_ghz()
+    tvm_json: dict[str, Any] = {"kind": "llvm", "mcpu": mcpu, "num-cores": cores}
+    if mtriple:
+        tvm_json["mtriple"] = mtriple
+    return TargetInfo(
+        kind="llvm",
+        tvm=tuple(sorted(tvm_json.items())),
+        cores=cores,
+        simd_bits=simd,
+        fma=fma,
+        l1d_bytes=_cache_bytes(1),
+        l2_bytes=_cache_bytes(2),
+        l3_bytes=_cache_bytes(3),
+        clock_ghz=round(clock, 3),
+        peak_gflops=round(cores * clock * _FLOPS_PER_CYCLE[family], 1),
+        arch=mcpu,
+    )
+
+
+def resolve_target(name: str) -> TargetInfo:
+    """``host`` (the default) or ``llvm``: this machine's CPU."""
+    if name in ("host", "llvm", "cpu"):
+        return detect_host()
+    raise TargetError(f"unknown target {name!r}; use 'host' (this machine's CPU)")
