@@ -30,6 +30,7 @@ DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("local", "plugins.measure"),
     ("baselines", "plugins.baselines"),
     ("observers", "plugins.observers"),
+    ("replay", "orchestrator.testing.plugin"),
 )
 AUTOLOAD_ENV = "ORCHESTRATOR_DISABLE_PLUGIN_AUTOLOAD"
 BLOCK_ENV = "ORCHESTRATOR_BLOCK_PLUGINS"

@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from history import store as store_mod
+from history.models import MeasurementRow, SchemaInfo, TaskRow
+from history.store import HistoryStore, database_url
+from orchestrator.errors import HistoryError, SchemaVersionError
+from orchestrator.result import MeasureResult, MeasureStatus
+from orchestrator.space import Config
+from orchestrator.task import Task
+from orchestrator.testing import TOY_TASK, toy_results
+from orchestrator.testing.conformance import TOY_TARGET
+
+
+def _ids(db):
+    return db.ensure_task(TOY_TASK), db.ensure_target(TOY_TARGET)
+
+
+def test_results_round_trip_with_every_sample(db):
+    task_id, target_id = _ids(db)
+    rs = toy_results(n=5) + [MeasureResult(Config.of({"x": 1}), MeasureStatus.BUILD_TIMEOUT,
+                                           error="too slow", measurer="local")]
+    db.record(run_id=None, task_id=task_id, target_id=target_id, results=rs)
+    back = db.results(task_id, target_id)
+    assert back == rs
+    assert [r.status for r in db.results(task_id, target_id, ok_only=True)] == [MeasureStatus.OK] * 5
+    best = db.best(task_id, target_id, k=2)
+    assert [b.result.latency for b in best] == sorted(r.latency for r in rs[:5])[:2]
+
+
+def test_tasks_and_targets_are_deduplicated_by_key(db):
+    a, _ = _ids(db)
+    assert db.ensure_task(Task.from_dict(TOY_TASK.to_dict())) == a
+    other = Task.create("dense", {"M": 64, "K": 64, "N": 32})
+    assert db.ensure_task(other) != a
+
+
+def test_a_hash_collision_does_not_return_the_wrong_task(db, monkeypatch):
+    a = db.ensure_task(TOY_TASK)
+    other = Task.create("dense", {"M": 1, "K": 1, "N": 1})
+    colliding = TOY_TASK.key_hash
+    monkeypatch.setattr(Task, "key_hash", property(lambda self: colliding))
+    assert db.find_task(other) is None
+    assert db.ensure_task(other) != a
+
+
+def test_sqlite_is_in_wal_mode(tmp_path):
+    HistoryStore.open(tmp_path / "h.db").close()
+    con = sqlite3.connect(tmp_path / "h.db")
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_newer_and_older_schemas_are_refused(tmp_path, monkeypatch):
+    path = tmp_path / "h.db"
+    HistoryStore.open(path).close()
+    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 0)
+    with pytest.raises(SchemaVersionError, match="schema version 1, this orchestrator uses 0; upgrade"):
+        HistoryStore.open(path)
+    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 2)
+    with pytest.raises(SchemaVersionError, match="export it"):
+        HistoryStore.open(path)
+
+
+def test_corrupted_and_foreign_files_are_refused_without_damage(tmp_path):
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(HistoryError, match="cannot open history database"):
+        HistoryStore.open(bad)
+    assert bad.read_bytes() == b"this is not a database" * 100
+    foreign = tmp_path / "foreign.db"
+    con = sqlite3.connect(foreign)
+    con.execute("create table people (name text)")
+    con.commit()
+    con.close()
+    with pytest.raises(HistoryError, match="not an orchestrator history database"):
+        HistoryStore.open(foreign)
+
+
+@pytest.mark.parametrize("url,match", [
+    ("nosuchdialect://x/y", "cannot use database URL"),
+    ("sqlite:////no/such/dir/h.db", "does not exist"),
+])
+def test_bad_urls(url, match):
+    with pytest.raises(HistoryError, match=match):
+        HistoryStore.open(url)
+
+
+def test_plain_paths_become_sqlite_urls(tmp_path, monkeypatch):
+    assert database_url(tmp_path / "x.db") == f"sqlite:///{tmp_path / 'x.db'}"
+    monkeypatch.setenv("ORCHESTRATOR_DB", "postgresql://u@localhost/db")
+    assert database_url(None) == "postgresql://u@localhost/db"
+
+
+def test_records_filter_with_sqlalchemy_expressions(db):
+    task_id, target_id = _ids(db)
+    db.record(run_id=None, task_id=task_id, target_id=target_id, results=toy_results(n=4))
+    assert len(db.records(where=[TaskRow.op == "dense", MeasurementRow.status == "ok"])) == 4
+    assert db.records(where=[TaskRow.op == "conv2d"]) == []
+    assert SchemaInfo.__tablename__ == "schema_info"
+
+
+def test_opening_a_missing_database_read_only_says_so(tmp_path):
+    with pytest.raises(HistoryError, match="no history database"):
+        HistoryStore.open(tmp_path / "none.db", create=False)

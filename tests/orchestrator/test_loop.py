@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.errors import OrchestratorError, UnknownComponentError
+from orchestrator.hookspecs import hookimpl
+from orchestrator.loop import tune
+from orchestrator.manager import load_plugins
+from orchestrator.result import MeasureStatus
+from orchestrator.testing import TOY_TASK, toy_latency
+
+
+def run(plugins, db, target, **kw):
+    kw.setdefault("measurer", "toy-replay")
+    return tune(TOY_TASK, target=target, db=db, plugins=plugins, **kw)
+
+
+def test_random_search_spends_the_budget_and_records_everything(toy_plugins, db, toy_target):
+    s = run(toy_plugins, db, toy_target, trials=30, seed=1)
+    assert s.trials == s.measured == 30 and s.reused == 0 and s.stop_reason == "trials"
+    stored = db.results(1, 1)
+    assert len(stored) == 30 and len({r.config.key for r in stored}) == 30
+    assert s.best.latency == min(toy_latency(r.config) for r in stored)
+    assert db.runs()[0].status == "finished"
+
+
+def test_grid_search_ends_when_the_space_is_exhausted(toy_plugins, db, toy_target):
+    pruned = load_plugins(extra=[("toy", toy_plugins.pm.get_plugin("toy")), ("small", _Small())],
+                          autoload=False)
+    s = run(pruned, db, toy_target, searcher="grid", pruners=("small",), trials=10_000)
+    assert s.stop_reason == "space_exhausted" and s.trials == s.run.space.size
+
+
+class _Small:
+    @hookimpl
+    def orchestrator_add_pruners(self, registry):
+        class P:
+            def prune(self, space, target):
+                return space.with_candidates(list(space)[:12], "first 12")
+        registry.add("small", P)
+
+
+def test_a_second_run_reuses_history_instead_of_measuring(toy_plugins, toy_plugin, db, toy_target):
+    run(toy_plugins, db, toy_target, searcher="grid", trials=20)
+    calls = toy_plugin.measurer.calls
+    # Another seed of random search over the same task: the grid's 20 configs are known.
+    s = run(toy_plugins, db, toy_target, searcher="random", seed=5, trials=20)
+    assert toy_plugin.measurer.calls - calls == s.measured
+    assert len({r.config.key for r in db.results(1, 1)}) == len(db.results(1, 1))
+
+
+def test_an_interrupted_run_resumes_without_measuring_again(toy_plugins, toy_plugin, db, toy_target):
+    class Interrupt:
+        batches = 0
+
+        @hookimpl
+        def orchestrator_results_measured(self, run, results, trials_done, best):
+            Interrupt.batches += 1
+            if Interrupt.batches == 2:
+                raise KeyboardInterrupt
+
+    plugins = load_plugins(extra=[("toy", toy_plugin), ("stop", Interrupt())], autoload=False)
+    with pytest.raises(KeyboardInterrupt):
+        run(plugins, db, toy_target, trials=40, seed=3, batch_size=8)
+    assert db.runs()[0].status == "interrupted"
+    first = [r.config.key for r in db.results(1, 1)]
+    assert len(first) == 16
+    calls = toy_plugin.measurer.calls
+    s = run(toy_plugins, db, toy_target, trials=40, seed=3, batch_size=8)
+    assert s.run.resumed_trials == 16 and s.trials == 40 and s.measured == 24
+    assert toy_plugin.measurer.calls - calls == 24
+    keys = [r.config.key for r in db.results(1, 1)]
+    assert keys[:16] == first and len(set(keys)) == 40
+    assert len(db.runs()) == 1 and db.runs()[0].status == "finished"
+
+
+def test_early_stop_and_time_budget(toy_plugins, db, toy_target):
+    s = run(toy_plugins, db, toy_target, trials=5000, early_stop=16, batch_size=4, seed=2)
+    assert s.stop_reason == "early_stop" and s.trials < 5000
+    s = run(toy_plugins, db, toy_target, trials=5000, seconds=0.0, seed=9)
+    assert s.stop_reason == "seconds" and s.trials == 0
+
+
+def test_invalid_proposals_are_recorded_without_measuring(toy_plugin, db, toy_target):
+    from orchestrator.space import Config
+
+    class Bad:
+        @hookimpl
+        def orchestrator_add_searchers(self, registry):
+            class S:
+                def start(self, context):
+                    self.done = False
+
+                def propose(self, n):
+                    if self.done:
+                        return []
+                    self.done = True
+                    return [Config.of({"tile_m": [1, 1, 64], "tile_n": [1, 1, 64],
+                                       "tile_k": [1, 64], "unroll": 0})]
+
+                def tell(self, results):
+                    self.results = results
+            registry.add("bad", S)
+
+    plugins = load_plugins(extra=[("toy", toy_plugin), ("bad", Bad())], autoload=False)
+    s = run(plugins, db, toy_target, searcher="bad", trials=5)
+    assert s.statuses == {"invalid_config": 1} and toy_plugin.measurer.calls == 0
+    assert db.results(1, 1)[0].status is MeasureStatus.INVALID_CONFIG
+
+
+def test_unknown_components_fail_before_anything_is_recorded(toy_plugins, db, toy_target):
+    with pytest.raises(UnknownComponentError, match="unknown searcher"):
+        run(toy_plugins, db, toy_target, searcher="nope")
+    with pytest.raises(UnknownComponentError, match="unknown pruner"):
+        run(toy_plugins, db, toy_target, pruners=("nope",))
+    with pytest.raises(OrchestratorError, match="trials must be positive"):
+        run(toy_plugins, db, toy_target, trials=0)
+    assert db.runs() == []
