@@ -83,7 +83,7 @@ def tune(
 ) -> None:
     """Tune workloads and record every measurement in the history database."""
     from history.store import HistoryStore
-    from orchestrator.loop import TuneOptions, tune as run_tune
+    from orchestrator.loop import TuneOptions, check_components, tune as run_tune
     from orchestrator.manager import load_plugins
     from orchestrator.target import resolve_target
     from plugins.observers.progress import ProgressBar
@@ -96,9 +96,8 @@ def tune(
         cost_model=cost_model, trials=trials, seconds=seconds, early_stop=early_stop, seed=seed,
         batch_size=batch_size, searcher_options=_parse_options(searcher_opt, "--searcher-opt"),
         measurer_options=_parse_options(measurer_opt, "--measurer-opt"))
-    if batch_size <= 0:
-        raise OrchestratorError(f"--batch-size must be positive, got {batch_size}")
     plugins = load_plugins(extra=[("progress", ProgressBar(enabled=not as_json))])
+    check_components(plugins, options)
     store = HistoryStore.open(db)
     tgt = resolve_target(target)
     summaries = []

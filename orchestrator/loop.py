@@ -46,6 +46,22 @@ class TuneOptions:
         })
 
 
+def check_components(plugins: Plugins, options: TuneOptions) -> None:
+    """Resolve every component name, before anything expensive or persistent happens."""
+    if options.trials <= 0:
+        raise OrchestratorError(f"--trials must be positive, got {options.trials}")
+    if options.batch_size <= 0:
+        raise OrchestratorError(f"--batch-size must be positive, got {options.batch_size}")
+    named = [("searcher", options.searcher), ("measurer", options.measurer),
+             *(("pruner", p) for p in options.pruners)]
+    if options.cost_model:
+        named.append(("cost_model", options.cost_model))
+    if options.space_generator:
+        named.append(("space_generator", options.space_generator))
+    for kind, name in named:
+        plugins.registry(kind).get(name)
+
+
 def choose_space_generator(plugins: Plugins, task: Task, target: TargetInfo,
                            name: str | None) -> tuple[str, Any]:
     registry = plugins.registry("space_generator")
@@ -87,14 +103,8 @@ def tune(task: Task, *, target: TargetInfo | None = None, options: TuneOptions |
     options = options or TuneOptions()
     if overrides:
         options = TuneOptions(**{**options.__dict__, **overrides})
-    if options.trials <= 0:
-        raise OrchestratorError(f"--trials must be positive, got {options.trials}")
     plugins = plugins or load_plugins()
-    # Resolve every component name before anything expensive or persistent happens.
-    for kind, name in (("searcher", options.searcher), ("measurer", options.measurer),
-                       *(("pruner", p) for p in options.pruners),
-                       *((("cost_model", options.cost_model),) if options.cost_model else ())):
-        plugins.registry(kind).get(name)
+    check_components(plugins, options)
     target = target or detect_host()
     store = db if isinstance(db, HistoryStore) else HistoryStore.open(db)
     gen_name, space = build_space(plugins, task, target, options)

@@ -1,0 +1,80 @@
+"""Bad input: one line on stderr, exit code 2, no traceback, nothing recorded lost."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from history.store import HistoryStore
+from orchestrator.testing import TOY_TASK, toy_results
+from orchestrator.testing.conformance import TOY_TARGET
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "ORCHESTRATOR_DB": str(cwd / "history.db")}
+    return subprocess.run([sys.executable, "-m", "orchestrator", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def assert_one_line_error(p: subprocess.CompletedProcess, *needles: str) -> None:
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:"), p.stderr
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("args,needles", [
+    (["tune", "--op", "conv3d", "--shape", "N=1"], ["unknown operator 'conv3d'"]),
+    (["tune", "--op", "conv2d", "--shape", "N=1,C=3,H=2,W=2,K=4,R=5,S=5"], ["the output would be"]),
+    (["tune", "--op", "dense", "--shape", "M=1,K"], ["NAME=VALUE"]),
+    (["tune", "--op", "dense"], ["needs --shape"]),
+    (["tune"], ["nothing to tune"]),
+    (["tune", "--only", "r18_l99"], ["no workload named r18_l99", "r18_l2"]),
+    (["tune", "--suite", "missing.json"], ["cannot read suite file missing.json"]),
+    (["tune", "--only", "r18_l2", "--searcher", "nope"], ["unknown searcher 'nope'", "random"]),
+    (["tune", "--only", "r18_l2", "--measurer", "nope"], ["unknown measurer 'nope'"]),
+    (["tune", "--only", "r18_l2", "--pruner", "nope"], ["unknown pruner 'nope'"]),
+    (["tune", "--only", "r18_l2", "--trials", "0"], ["--trials must be positive"]),
+    (["tune", "--only", "r18_l2", "--db", "nosuch://x"], ["cannot use database URL"]),
+    (["tune", "--only", "r18_l2", "--target", "tpu"], ["unknown target 'tpu'"]),
+    (["history", "runs", "--db", "absent.db"], ["no history database"]),
+])
+def test_bad_input(tmp_path, args, needles):
+    assert_one_line_error(cli(*args, cwd=tmp_path), *needles)
+
+
+def test_malformed_suite_entries_name_the_entry(tmp_path):
+    (tmp_path / "s.json").write_text('{"x": [{"name": "w1", "op": "dense", "M": 1, "K": 2}]}')
+    assert_one_line_error(cli("tune", "--suite", "s.json", cwd=tmp_path), "w1", "missing shape parameter")
+    (tmp_path / "t.json").write_text("{oops")
+    assert_one_line_error(cli("tune", "--suite", "t.json", cwd=tmp_path), "not valid JSON")
+
+
+def test_a_corrupted_database_is_refused_and_left_alone(tmp_path):
+    db = tmp_path / "broken.db"
+    db.write_bytes(b"\x00garbage" * 512)
+    before = db.read_bytes()
+    assert_one_line_error(cli("tune", "--only", "r18_l2", "--db", str(db), cwd=tmp_path),
+                          "cannot open history database")
+    assert db.read_bytes() == before
+
+
+def test_a_bad_import_file_keeps_the_database(tmp_path):
+    store = HistoryStore.open(tmp_path / "history.db")
+    store.record(run_id=None, task_id=store.ensure_task(TOY_TASK),
+                 target_id=store.ensure_target(TOY_TARGET), results=toy_results(n=3))
+    store.close()
+    (tmp_path / "bad.jsonl").write_text('{"task": 1}\n')
+    assert_one_line_error(cli("history", "import", "bad.jsonl", cwd=tmp_path), "bad.jsonl:1")
+    assert HistoryStore.open(tmp_path / "history.db").count() == 3
+
+
+def test_usage_errors_exit_2_without_traceback(tmp_path):
+    p = cli("tune", "--bogus", cwd=tmp_path)
+    assert p.returncode == 2 and "Traceback" not in p.stderr and "--bogus" in p.stderr

@@ -1,0 +1,53 @@
+"""A third-party plugin package, installed with pip, found by entry point, used by the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).parent / "third_party_plugin"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    target = tmp_path_factory.mktemp("site")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                    "--no-build-isolation", "--target", str(target), str(PACKAGE)],
+                   check=True, capture_output=True, text=True, timeout=300)
+    return target
+
+
+def cli(site: Path, cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    path = os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
+    return subprocess.run([sys.executable, "-m", "orchestrator", *args], cwd=cwd,
+                          env={**os.environ, "PYTHONPATH": path, "COLUMNS": "200", **env},
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_installed_plugin_is_listed_with_its_distribution(site, tmp_path):
+    p = cli(site, tmp_path, "plugins")
+    assert p.returncode == 0, p.stderr
+    assert "orchestrator-example-plugin" in p.stdout and "example-descending" in p.stdout
+
+
+def test_tune_with_the_third_party_searcher_through_the_cli(site, tmp_path):
+    p = cli(site, tmp_path, "tune", "--op", "dense", "--shape", "M=16,K=16,N=32",
+            "--searcher", "example-descending", "--trials", "4", "--batch-size", "2",
+            "--db", str(tmp_path / "h.db"), "--json")
+    assert p.returncode == 0, p.stderr
+    [summary] = json.loads(p.stdout)
+    assert summary["trials"] == 4 and summary["measured"] == 4
+    assert summary["statuses"].get("ok", 0) >= 1
+
+
+def test_autoload_can_be_turned_off(site, tmp_path):
+    p = cli(site, tmp_path, "plugins", ORCHESTRATOR_DISABLE_PLUGIN_AUTOLOAD="1")
+    assert p.returncode == 0 and "example-descending" not in p.stdout
+    p = cli(site, tmp_path, "tune", "--op", "dense", "--shape", "M=16,K=16,N=32",
+            "--searcher", "example-descending", ORCHESTRATOR_BLOCK_PLUGINS="example")
+    assert p.returncode == 2 and "unknown searcher 'example-descending'" in p.stderr
