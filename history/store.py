@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -267,43 +267,46 @@ class HistoryStore:
             return row.reused if row else 0
 
     # -- measurements ----------------------------------------------------------------
-    def _config_id(self, s: Session, task_id: int, config: Config,
-                   cache: dict[str, int] | None = None) -> int:
-        key = config.key
-        if cache is not None and key in cache:
-            return cache[key]
-        h = key_hash(key)
-        for row in s.exec(select(ConfigRow).where(ConfigRow.task_id == task_id,
-                                                  ConfigRow.key_hash == h)):
-            if row.key == key:
-                cid = int(row.id)  # type: ignore[arg-type]
-                break
-        else:
-            row = ConfigRow(task_id=task_id, key_hash=h, key=key)
-            s.add(row)
-            s.flush()
-            cid = int(row.id)  # type: ignore[arg-type]
-        if cache is not None:
-            cache[key] = cid
-        return cid
+    def _config_ids(self, s: Session, task_id: int, configs: Sequence[Config]) -> list[int]:
+        """Row ids of ``configs`` for a task, inserting the new ones (bulk, one round trip each)."""
+        keys = [c.key for c in configs]
+        hashes = {key_hash(k) for k in keys}
+        found: dict[str, int] = {}
+
+        def load() -> None:
+            for chunk in _chunks(sorted(hashes), 500):
+                rows = s.exec(select(ConfigRow.id, ConfigRow.key).where(
+                    ConfigRow.task_id == task_id, ConfigRow.key_hash.in_(chunk)))  # type: ignore[attr-defined]
+                found.update((k, int(i)) for i, k in rows if k in wanted)  # type: ignore[arg-type]
+
+        wanted = set(keys)
+        load()
+        missing = sorted(wanted - found.keys())
+        if missing:
+            s.execute(insert(ConfigRow), [{"task_id": task_id, "key_hash": key_hash(k), "key": k}
+                                          for k in missing])
+            load()
+        return [found[k] for k in keys]
 
     def record(self, *, run_id: int | None, task_id: int, target_id: int,
                results: Iterable[MeasureResult]) -> int:
         """Store results in one transaction and commit; returns how many were stored."""
-        n = 0
+        results = list(results)
+        if not results:
+            return 0
+        now = utcnow()
         with Session(self.engine) as s:
-            cache: dict[str, int] = {}
-            for r in results:
-                s.add(MeasurementRow(
-                    run_id=run_id, task_id=task_id, target_id=target_id,
-                    config_id=self._config_id(s, task_id, r.config, cache),
-                    status=r.status.value, latency=r.latency if r.ok else None,
-                    latencies=json.dumps(list(r.latencies)), build_seconds=r.build_seconds,
-                    run_seconds=r.run_seconds, error=r.error[:4000], measurer=r.measurer,
-                    tool_version=TOOL_VERSION, tvm_version=TVM_VERSION))
-                n += 1
+            config_ids = self._config_ids(s, task_id, [r.config for r in results])
+            s.execute(insert(MeasurementRow), [{
+                "run_id": run_id, "task_id": task_id, "target_id": target_id,
+                "config_id": cid, "status": r.status.value,
+                "latency": r.latency if r.ok else None,
+                "latencies": json.dumps(list(r.latencies)), "build_seconds": r.build_seconds,
+                "run_seconds": r.run_seconds, "error": r.error[:4000], "measurer": r.measurer,
+                "created_at": now, "tool_version": TOOL_VERSION, "tvm_version": TVM_VERSION,
+            } for r, cid in zip(results, config_ids)])
             s.commit()
-        return n
+        return len(results)
 
     def results(self, task_id: int, target_id: int, *, run_id: int | None = None,
                 ok_only: bool = False) -> list[MeasureResult]:
@@ -364,6 +367,11 @@ class HistoryStore:
     def count(self) -> int:
         with Session(self.engine) as s:
             return int(s.exec(select(func.count()).select_from(MeasurementRow)).one())
+
+
+def _chunks(items: list[str], n: int) -> Iterator[list[str]]:
+    for i in range(0, len(items), n):
+        yield items[i:i + n]
 
 
 def _one_line(exc: BaseException) -> str:
