@@ -229,11 +229,11 @@ class HistoryStore:
             s.commit()
             return int(row.id)  # type: ignore[arg-type]
 
-    def find_resumable_run(self, resume_key: str) -> int | None:
-        """The newest unfinished run started with the same settings, if any."""
+    def find_run(self, resume_key: str) -> int | None:
+        """The newest run started with the same settings (any status), if any: a rerun of
+        the same command continues it instead of starting over."""
         stmt = (select(RunRow)
-                .where(RunRow.resume_hash == key_hash(resume_key),
-                       RunRow.status.in_(("running", "interrupted")))  # type: ignore[attr-defined]
+                .where(RunRow.resume_hash == key_hash(resume_key))
                 .order_by(RunRow.id.desc()))  # type: ignore[union-attr]
         with Session(self.engine) as s:
             for row in s.exec(stmt):

@@ -133,7 +133,7 @@ class _Loop:
         task_id = store.ensure_task(self.task)
         target_id = store.ensure_target(self.target)
         resume_key = o.resume_key(self.task, self.target, self.gen_name)
-        run_id = store.find_resumable_run(resume_key)
+        run_id = store.find_run(resume_key)
         own: list[MeasureResult] = []
         if run_id is None:
             run_id = store.start_run(

@@ -116,3 +116,15 @@ def test_unknown_components_fail_before_anything_is_recorded(toy_plugins, db, to
     with pytest.raises(OrchestratorError, match="trials must be positive"):
         run(toy_plugins, db, toy_target, trials=0)
     assert db.runs() == []
+
+
+def test_rerunning_a_finished_run_measures_nothing_and_a_larger_budget_continues_it(
+        toy_plugins, toy_plugin, db, toy_target):
+    first = run(toy_plugins, db, toy_target, trials=16, seed=4)
+    calls = toy_plugin.measurer.calls
+    again = run(toy_plugins, db, toy_target, trials=16, seed=4)
+    assert toy_plugin.measurer.calls == calls and again.measured == 0 and again.trials == 16
+    assert again.best == first.best
+    more = run(toy_plugins, db, toy_target, trials=24, seed=4)
+    assert more.measured == 8 and more.trials == 24 and toy_plugin.measurer.calls == calls + 8
+    assert len(db.runs()) == 1
