@@ -1,0 +1,223 @@
+"""Worker subprocess entry point: ``python -m plugins.measure.worker build|run``.
+
+A build worker imports a space's schedule function by name, compiles the module it
+returns and exports a shared library. A run worker loads such a library, checks its
+output against the NumPy reference and times it. Requests and replies are JSON lines
+(see ``workerpool.py``); the reply stream is a private copy of the original stdout,
+and fd 1 is pointed at stderr so that prints from TVM or LLVM cannot corrupt it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import json
+import os
+import signal
+import sys
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import IO, Any
+
+from plugins.measure.workerpool import PARENT_ENV, describe_exception
+
+KERNEL_FILE = "kernel.so"
+_PR_SET_PDEATHSIG = 1
+_CACHED_TASKS = 4
+
+
+def _claim_reply_stream() -> IO[str]:
+    fd = os.dup(1)  # not inheritable: compilers the worker spawns do not get it
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(fd, "w", buffering=1, encoding="utf-8")
+
+
+def _die_with_parent() -> None:
+    """Exit when the parent dies, even while busy in a hanging kernel (Linux only)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+    parent = os.environ.get(PARENT_ENV)
+    if parent and os.getppid() != int(parent):  # the parent died before prctl
+        os._exit(0)
+
+
+class BuildHandler:
+    """Schedule, compile and export one config per request."""
+
+    def __init__(self) -> None:
+        import tvm
+
+        self.tvm = tvm
+        self._functions: dict[str, Callable[..., Any]] = {}
+
+    def _schedule_fn(self, name: str) -> Callable[..., Any]:
+        fn = self._functions.get(name)
+        if fn is None:
+            module, _, attr = name.partition(":")
+            fn = getattr(importlib.import_module(module), attr)
+            self._functions[name] = fn
+        return fn
+
+    def handle(self, req: dict[str, Any]) -> dict[str, Any]:
+        from orchestrator.errors import InvalidConfigError
+        from orchestrator.space import Config
+        from orchestrator.target import TargetInfo
+        from orchestrator.task import Task
+
+        try:
+            fn = self._schedule_fn(req["schedule_fn"])
+        except Exception as exc:
+            return _fail("build_error", f"cannot import schedule function "
+                                        f"{req['schedule_fn']!r}: {describe_exception(exc)}")
+        task = Task.from_dict(req["task"])
+        target = TargetInfo.from_dict(req["target"])
+        config = Config.of(req["config"])
+        try:
+            mod = _as_module(self.tvm, fn(task, config, target))
+        except InvalidConfigError as exc:
+            return _fail("invalid_config", describe_exception(exc))
+        except Exception as exc:
+            return _fail("build_error", describe_exception(exc))
+        try:
+            executable = self.tvm.compile(mod, target=target.tvm_target())
+            os.makedirs(req["out_dir"], exist_ok=True)
+            path = os.path.join(req["out_dir"], KERNEL_FILE)
+            executable.export_library(path)
+        except Exception as exc:
+            return _fail("build_error", describe_exception(exc))
+        return {"status": "ok", "path": path}
+
+
+def _as_module(tvm: Any, value: Any) -> Any:
+    """Accept an IRModule, an s_tir Schedule (its ``mod``) or a bare PrimFunc."""
+    if isinstance(value, tvm.IRModule):
+        return value
+    if isinstance(getattr(value, "mod", None), tvm.IRModule):
+        return value.mod
+    if isinstance(value, tvm.tirx.PrimFunc):
+        return tvm.IRModule({"main": value})
+    raise TypeError(f"the schedule function returned {type(value).__name__}, not an IRModule")
+
+
+class RunHandler:
+    """Load one library per request, check it, time it. TVM_NUM_THREADS is set by the parent."""
+
+    def __init__(self) -> None:
+        import numpy as np
+        import tvm
+
+        self.np = np
+        self.tvm = tvm
+        self.dev = tvm.cpu()
+        self.threads = int(tvm.runtime.num_threads())
+        # task key + seed -> (inputs, reference): computed once per task.
+        self._data: OrderedDict[str, tuple[list[Any], Any]] = OrderedDict()
+
+    def _task_data(self, task: Any, seed: int) -> tuple[list[Any], Any]:
+        key = f"{task.key}#{seed}"
+        if key not in self._data:
+            inputs = task.operator.random_inputs(task.params, seed)
+            reference = self.np.asarray(task.operator.reference(inputs, task.params),
+                                        dtype="float32")
+            self._data[key] = (inputs, reference)
+            while len(self._data) > _CACHED_TASKS:
+                self._data.popitem(last=False)
+        self._data.move_to_end(key)
+        return self._data[key]
+
+    def handle(self, req: dict[str, Any]) -> dict[str, Any]:
+        from orchestrator.task import Task
+
+        np, tvm = self.np, self.tvm
+        task = Task.from_dict(req["task"])
+        inputs, reference = self._task_data(task, int(req.get("seed", 0)))
+        try:
+            module = tvm.runtime.load_module(req["path"])
+            # Fresh input tensors every time: a wrong kernel may write into its inputs.
+            args = [tvm.runtime.tensor(x, self.dev) for x in inputs]
+            args.append(tvm.runtime.tensor(np.full(reference.shape, np.nan, "float32"),
+                                           self.dev))
+            module["main"](*args)
+        except Exception as exc:
+            return _fail("run_error", describe_exception(exc))
+        if req.get("check", True):
+            mismatch = compare(args[-1].numpy(), reference, float(req.get("rtol", 1e-3)),
+                               float(req.get("atol", 1e-3)))
+            if mismatch:
+                return _fail("wrong_answer", mismatch)
+        try:
+            timer = module.time_evaluator(
+                "main", self.dev, number=int(req.get("number", 1)),
+                repeat=int(req.get("repeat", 5)), min_repeat_ms=int(req.get("min_repeat_ms", 50)))
+            latencies = [float(s) for s in timer(*args).results]
+        except Exception as exc:
+            return _fail("run_error", describe_exception(exc))
+        return {"status": "ok", "latencies": latencies}
+
+
+def compare(out: Any, ref: Any, rtol: float, atol: float) -> str:
+    """'' if ``out`` matches ``ref`` elementwise, else a one-line description.
+
+    ``atol`` is scaled by the reference's largest magnitude (at least 1): long fp32
+    reductions lose precision in proportion to the size of what they sum.
+    """
+    import numpy as np
+
+    if out.shape != ref.shape:
+        return f"output shape {out.shape} differs from the reference's {ref.shape}"
+    scale = max(1.0, float(np.max(np.abs(ref)))) if ref.size else 1.0
+    diff = np.abs(out.astype("float64") - ref)
+    bad = ~(diff <= atol * scale + rtol * np.abs(ref))  # NaN counts as bad
+    if not bad.any():
+        return ""
+    worst = np.where(np.isnan(diff), np.inf, diff)
+    at = np.unravel_index(int(np.argmax(worst)), out.shape)
+    return (f"max abs error {float(worst[at]):.4g} at {tuple(int(i) for i in at)} "
+            f"(got {float(out[at]):.6g}, expected {float(ref[at]):.6g}); "
+            f"{int(bad.sum())}/{bad.size} elements off (rtol={rtol:g}, "
+            f"atol={atol:g}x{scale:.3g})")
+
+
+def _fail(status: str, error: str) -> dict[str, Any]:
+    return {"status": status, "error": error}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    role = args[0] if args else ""
+    if role not in ("build", "run"):
+        print(f"usage: python -m {__spec__.name if __spec__ else 'worker'} build|run",
+              file=sys.stderr)
+        return 2
+    replies = _claim_reply_stream()
+    _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
+    start = time.monotonic()
+    handler: BuildHandler | RunHandler = BuildHandler() if role == "build" else RunHandler()
+    hello: dict[str, Any] = {"ready": True, "pid": os.getpid(),
+                             "seconds": time.monotonic() - start}
+    if isinstance(handler, RunHandler):
+        hello["threads"] = handler.threads
+    replies.write(json.dumps(hello) + "\n")
+    for line in sys.stdin:
+        try:
+            req = json.loads(line)
+        except ValueError:
+            continue
+        try:
+            reply = handler.handle(req)
+        except Exception as exc:  # a malformed request; never let it end the worker
+            reply = _fail("build_error" if role == "build" else "run_error",
+                          describe_exception(exc))
+        reply["id"] = req.get("id")
+        replies.write(json.dumps(reply) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
