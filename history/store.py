@@ -364,6 +364,10 @@ class HistoryStore:
         with Session(self.engine) as s:
             return [(int(t.id), _to_task(t)) for t in s.exec(select(TaskRow))]  # type: ignore[arg-type]
 
+    def reader(self) -> StoreReader:
+        """A read-only view for plugins (frozen data, no sessions)."""
+        return StoreReader(self)
+
     def count(self) -> int:
         with Session(self.engine) as s:
             return int(s.exec(select(func.count()).select_from(MeasurementRow)).one())
@@ -403,3 +407,28 @@ def _to_run(r: RunRow, t: TaskRow, target_key: str, n: int, best: float | None) 
                    r.max_trials, r.status, r.stop_reason, n, r.reused, best,
                    r.started_at.isoformat(timespec="seconds"),
                    r.finished_at.isoformat(timespec="seconds") if r.finished_at else None)
+
+
+class StoreReader:
+    """The :class:`orchestrator.components.HistoryReader` of a store."""
+
+    def __init__(self, store: HistoryStore) -> None:
+        self._store = store
+
+    def tasks(self, op: str | None = None) -> list[Task]:
+        return [t for _, t in self._store.tasks() if op is None or t.op == op]
+
+    def results(self, task: Task, target: TargetInfo | None = None,
+                ok_only: bool = True) -> list[MeasureResult]:
+        task_id = self._store.find_task(task)
+        if task_id is None:
+            return []
+        where = [MeasurementRow.task_id == task_id]
+        if ok_only:
+            where.append(MeasurementRow.status == MeasureStatus.OK.value)
+        if target is not None:
+            target_id = self._store.find_target(target)
+            if target_id is None:
+                return []
+            where.append(MeasurementRow.target_id == target_id)
+        return [rec.result for rec in self._store.records(where=where)]

@@ -46,6 +46,21 @@ class CostModel(Protocol):
         """One score per config; higher is better (for example GFLOPS or -latency)."""
 
 
+@runtime_checkable
+class HistoryReader(Protocol):
+    """Read-only access to the tuning history, for searchers that learn across tasks.
+
+    Returns frozen data only; the database session never leaves the store.
+    """
+
+    def tasks(self, op: str | None = None) -> list[Task]:
+        """Every task in history (of one operator, if given)."""
+
+    def results(self, task: Task, target: TargetInfo | None = None,
+                ok_only: bool = True) -> list[MeasureResult]:
+        """A task's stored results (on one target, if given), oldest first."""
+
+
 @dataclass(frozen=True)
 class SearchContext:
     """What a searcher is given when a task starts."""
@@ -59,6 +74,8 @@ class SearchContext:
     # first); searchers may learn from them. Configs among them are never measured again.
     prior: tuple[MeasureResult, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
+    # The whole history (other tasks too), for transfer across tasks; None without a store.
+    history: HistoryReader | None = None
 
 
 @runtime_checkable

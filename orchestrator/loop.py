@@ -160,7 +160,8 @@ class _Loop:
         if self.cost_model is not None and prior:
             self.cost_model.fit(self.space, prior)
         self.searcher.start(SearchContext(self.task, self.target, self.space, o.seed,
-                                          self.cost_model, tuple(prior), dict(o.searcher_options)))
+                                          self.cost_model, tuple(prior), dict(o.searcher_options),
+                                          history=store.reader()))
         hook = self.plugins.hook
         hook.orchestrator_task_started(run=info)
 

@@ -105,3 +105,14 @@ def test_records_filter_with_sqlalchemy_expressions(db):
 def test_opening_a_missing_database_read_only_says_so(tmp_path):
     with pytest.raises(HistoryError, match="no history database"):
         HistoryStore.open(tmp_path / "none.db", create=False)
+
+
+def test_the_reader_gives_plugins_frozen_results_only(db):
+    task_id, target_id = _ids(db)
+    db.record(run_id=None, task_id=task_id, target_id=target_id,
+              results=toy_results(n=3) + [MeasureResult(Config.of({"x": 1}), MeasureStatus.RUN_ERROR)])
+    reader = db.reader()
+    assert reader.tasks("dense") == [TOY_TASK] and reader.tasks("conv2d") == []
+    assert len(reader.results(TOY_TASK)) == 3 and len(reader.results(TOY_TASK, ok_only=False)) == 4
+    assert len(reader.results(TOY_TASK, TOY_TARGET)) == 3
+    assert reader.results(Task.create("dense", {"M": 1, "K": 1, "N": 1})) == []
