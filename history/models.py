@@ -100,3 +100,20 @@ class MeasurementRow(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
     tool_version: str = ""
     tvm_version: str = ""
+
+
+class PlanRow(SQLModel, table=True):
+    """A model-level plan (fusion blocks and cores per block) and its predicted speed."""
+
+    __tablename__ = "plans"
+    id: int | None = Field(default=None, primary_key=True)
+    model: str = Field(index=True)
+    model_source: str = ""
+    accelerator: str  # accelerator description as JSON
+    simulated: bool = True
+    strategy: str
+    plan: str  # the plan and its per-block results as JSON
+    latency: float
+    fps: float
+    created_at: datetime = Field(default_factory=utcnow)
+    tool_version: str = ""

@@ -23,6 +23,7 @@ from history.models import (
     SCHEMA_VERSION,
     ConfigRow,
     MeasurementRow,
+    PlanRow,
     RunRow,
     SchemaInfo,
     TargetRow,
@@ -363,6 +364,30 @@ class HistoryStore:
     def tasks(self) -> list[tuple[int, Task]]:
         with Session(self.engine) as s:
             return [(int(t.id), _to_task(t)) for t in s.exec(select(TaskRow))]  # type: ignore[arg-type]
+
+    def record_plan(self, *, model: str, model_source: str, accelerator: dict[str, Any],
+                    simulated: bool, strategy: str, plan: dict[str, Any], latency: float,
+                    fps: float) -> int:
+        """Store one model-level plan and commit; returns its id."""
+        with Session(self.engine) as s:
+            row = PlanRow(model=model, model_source=model_source,
+                          accelerator=json.dumps(accelerator, sort_keys=True), simulated=simulated,
+                          strategy=strategy, plan=json.dumps(plan), latency=latency, fps=fps,
+                          tool_version=TOOL_VERSION)
+            s.add(row)
+            s.commit()
+            return int(row.id)  # type: ignore[arg-type]
+
+    def plans(self, model: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """Stored plans, newest first, as plain dictionaries."""
+        stmt = select(PlanRow).order_by(PlanRow.id.desc()).limit(limit)  # type: ignore[union-attr]
+        if model is not None:
+            stmt = stmt.where(PlanRow.model == model)
+        with Session(self.engine) as s:
+            return [{"id": r.id, "model": r.model, "strategy": r.strategy, "fps": r.fps,
+                     "latency": r.latency, "simulated": r.simulated,
+                     "created_at": r.created_at.isoformat(timespec="seconds"),
+                     "plan": json.loads(r.plan)} for r in s.exec(stmt)]
 
     def reader(self) -> StoreReader:
         """A read-only view for plugins (frozen data, no sessions)."""

@@ -149,6 +149,37 @@ def _print_summaries(summaries: list[Any], tgt: Any) -> None:
 
 
 @app.command()
+def plan(
+    model: Annotated[Optional[str], typer.Option(help="Built-in model: resnet18, resnet50, vgg19, alexnet, mobilenet")] = None,
+    onnx: Annotated[Optional[Path], typer.Option(help="An ONNX model file (needs the onnx extra)")] = None,
+    accelerator: Annotated[str, typer.Option(help="Accelerator description: a name (mlu100) or a JSON file")] = "mlu100",
+    strategy: Annotated[str, typer.Option(help="Planning strategy (see --compare for all)")] = "dlfusion",
+    compare: Annotated[bool, typer.Option(help="Print every strategy side by side")] = False,
+    db: DbOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable output")] = False,
+) -> None:
+    """Plan layer fusion and cores per block for a model (DLFusion) on a SIMULATED accelerator."""
+    from history.store import HistoryStore
+    from plugins.dlfusion.cli import make_report, print_report
+
+    report = make_report(model, onnx, accelerator, strategy, compare)
+    data = report.to_dict()
+    store = HistoryStore.open(db)
+    try:
+        for result in data["results"]:  # type: ignore[union-attr]
+            store.record_plan(model=str(data["model"]), model_source=str(data["model_source"]),
+                              accelerator=data["accelerator"], simulated=True,  # type: ignore[arg-type]
+                              strategy=str(result["plan"]["strategy"]), plan=result,
+                              latency=float(result["latency_s"]), fps=float(result["fps"]))
+    finally:
+        store.close()
+    if as_json:
+        print(json.dumps(data, indent=1))
+    else:
+        print_report(report, out)
+
+
+@app.command()
 def plugins() -> None:
     """List plugins, their distributions and the components they contribute."""
     from orchestrator.manager import load_plugins

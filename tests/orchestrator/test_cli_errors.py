@@ -78,3 +78,14 @@ def test_a_bad_import_file_keeps_the_database(tmp_path):
 def test_usage_errors_exit_2_without_traceback(tmp_path):
     p = cli("tune", "--bogus", cwd=tmp_path)
     assert p.returncode == 2 and "Traceback" not in p.stderr and "--bogus" in p.stderr
+
+
+def test_plan_prints_and_stores_plans(tmp_path):
+    p = cli("plan", "--model", "resnet18", "--compare", "--json", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    import json
+    data = json.loads(p.stdout)
+    assert data["simulated"] is True and len(data["results"]) >= 7
+    plans = HistoryStore.open(tmp_path / "history.db").plans()
+    assert {r["strategy"] for r in plans} == {r["plan"]["strategy"] for r in data["results"]}
+    assert_one_line_error(cli("plan", "--model", "nope", cwd=tmp_path), "unknown model 'nope'")
