@@ -130,8 +130,8 @@ def _summary_dict(s: Any) -> dict[str, Any]:
 
 
 def _print_summaries(summaries: list[Any], tgt: Any) -> None:
-    table = Table(title=f"Best kernels on {tgt.arch} ({tgt.cores} cores, "
-                        f"estimated peak {tgt.peak_gflops:.0f} GFLOPS)")
+    table = Table(title=f"Best kernels on {tgt.arch} ({tgt.cores} cores, nominal peak "
+                        f"{tgt.peak_gflops:.0f} GFLOPS at {tgt.clock_ghz:.2f} GHz; turbo can exceed it)")
     for col in ("workload", "best ms", "GFLOPS", "% peak", "vs first", "trials",
                 "measured", "errors", "run"):
         table.add_column(col, justify="left" if col in ("workload", "errors") else "right")

@@ -22,7 +22,8 @@ class TargetInfo:
 
     ``tvm`` is the JSON target given to TVM (never the CLI string form, which 0.27
     rejects). The other fields are read by cost models; ``peak_gflops`` is an estimate
-    from the SIMD width, FMA pipes, core count and nominal clock.
+    from the SIMD width, FMA pipes, core count and the nominal clock the OS reports, so
+    a kernel running at a turbo clock can exceed it.
     """
 
     kind: str
