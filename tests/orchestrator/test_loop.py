@@ -12,6 +12,7 @@ from orchestrator.testing import TOY_TASK, toy_latency
 
 def run(plugins, db, target, **kw):
     kw.setdefault("measurer", "toy-replay")
+    kw.setdefault("space_generator", "toy")
     return tune(TOY_TASK, target=target, db=db, plugins=plugins, **kw)
 
 
