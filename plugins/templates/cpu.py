@@ -1,0 +1,98 @@
+"""The ``cpu`` space generator: dispatches each operator to its template module.
+
+``apply_config`` is what build workers call (by the name in ``Space.schedule_fn``): it
+rebuilds the PrimFunc from the frozen task, applies the config and returns the module.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from types import ModuleType
+from typing import Any
+
+from orchestrator.errors import InvalidConfigError
+from orchestrator.space import Config, Space
+from orchestrator.target import TargetInfo
+from orchestrator.task import Task
+from plugins.templates import cpu_conv2d, cpu_depthwise, cpu_matmul
+from plugins.templates.common import schedule_errors
+
+SCHEDULE_FN = "plugins.templates.cpu:apply_config"
+GENERATOR = "cpu"
+
+_FAMILIES: dict[str, ModuleType] = {
+    "dense": cpu_matmul,
+    "batch_matmul": cpu_matmul,
+    "conv2d": cpu_conv2d,
+    "depthwise_conv2d": cpu_depthwise,
+}
+
+
+def family(task: Task) -> ModuleType:
+    """The template module for ``task`` (InvalidConfigError if there is none)."""
+    try:
+        return _FAMILIES[task.op]
+    except KeyError:
+        raise InvalidConfigError(f"no CPU template for operator {task.op!r}") from None
+
+
+class CpuTemplates:
+    """Tiled, vectorized, parallel CPU templates for dense, batch_matmul, conv2d and
+    depthwise_conv2d (float32)."""
+
+    def supports(self, task: Task, target: TargetInfo) -> bool:
+        """True for the four operators on an LLVM (CPU) target."""
+        return target.kind == "llvm" and task.op in _FAMILIES and task.dtype == "float32"
+
+    def generate(self, task: Task, target: TargetInfo) -> Space:
+        """The template's knobs for ``task`` with a check that rejects poor configs."""
+        fam = family(task)
+        knobs = tuple(fam.knobs(task, target))
+        notes = [f"template {fam.__name__.rsplit('.', 1)[-1]}"]
+        check: Any = fam.make_check(task, target, list(knobs))
+        space = Space(task=task, generator=GENERATOR, knobs=knobs, schedule_fn=SCHEDULE_FN,
+                      check=check, notes=tuple(notes))
+        # Thresholds are lowered per axis to what the shape allows, but together they
+        # can still exclude everything on odd shapes: then keep only the hard limit,
+        # and as a last resort no check at all.
+        for fallback, note in ((dataclasses.replace(check, relaxed=True), "check relaxed"),
+                               (None, "check dropped")):
+            if _has_valid(space):
+                break
+            space = dataclasses.replace(space, check=fallback, notes=(*space.notes, note))
+        return space
+
+
+# Share of uniform draws that must pass the check: ``Space.sample`` gives up after
+# 1000 rejected draws, and searchers sample large spaces that way.
+MIN_ACCEPTANCE = 0.02
+
+
+def _has_valid(space: Space) -> bool:
+    """True if configs of ``space`` pass its check often enough to be sampled (for a
+    small space, which searchers enumerate, one valid config is enough)."""
+    if space.check is None:
+        return True
+    if space.size <= 20000:
+        return next(iter(space), None) is not None
+    rng = random.Random(0)
+    draws = 3000
+    passed = sum(space.check(space.config_at([rng.randrange(n) for n in space.knob_sizes]))
+                 is None for _ in range(draws))
+    return passed >= MIN_ACCEPTANCE * draws
+
+
+def apply_config(task: Task, config: Config, target: TargetInfo) -> Any:
+    """The scheduled ``tvm.IRModule`` of ``task`` under ``config`` for ``target``.
+
+    Raises InvalidConfigError (one line) when the config does not fit the template or a
+    schedule primitive rejects it.
+    """
+    from tvm.s_tir import Schedule
+
+    fam = family(task)
+    with schedule_errors(f"{task.op} config {config.key}"):
+        sch = Schedule(task.operator.prim_func(task.params), error_render_level="none")
+        fam.apply(sch, task, config, target)
+        return sch.mod
