@@ -94,7 +94,12 @@ class Searcher(Protocol):
 
 @runtime_checkable
 class Measurer(Protocol):
-    """Builds and runs configs; failures are results with a status, not exceptions."""
+    """Builds and runs configs; failures are results with a status, not exceptions.
+
+    The optional attribute ``name`` is what the measurer writes in
+    ``MeasureResult.measurer``; the loop answers a config from history only with a
+    result of the same measurer (a static score never stands in for a latency).
+    """
 
     def measure(self, space: Space, target: TargetInfo,
                 configs: Sequence[Config]) -> list[MeasureResult]:

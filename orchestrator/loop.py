@@ -127,6 +127,9 @@ class _Loop:
         self.plugins, self.store, self.task, self.target = plugins, store, task, target
         self.space, self.gen_name, self.options = space, gen_name, options
         self.searcher, self.cost_model, self.measurer = searcher, cost_model, measurer
+        # Invalid configs are recorded under "space" whatever the measurer; the rest carry
+        # the measurer's own name (a replayed or renamed measurer may differ from options).
+        self.measurer_name = getattr(measurer, "name", options.measurer)
 
     def run(self) -> TuneSummary:
         o, store = self.options, self.store
@@ -146,7 +149,9 @@ class _Loop:
             own = store.results(task_id, target_id, run_id=run_id)
             reused_before = store.run_reused(run_id)
             store.update_run(run_id, status="running", max_trials=o.trials, max_seconds=o.seconds)
-        history = store.results(task_id, target_id)
+        # Only results of the same measurer stand in for a measurement: a static score
+        # (measurer "static") must never be mistaken for a latency, nor the reverse.
+        history = [r for r in store.results(task_id, target_id) if r.measurer == self.measurer_name]
         own_keys = {r.config.key for r in own}
         prior = own + [r for r in history if r.config.key not in own_keys]
         known: dict[str, MeasureResult] = {}
@@ -233,7 +238,7 @@ class _Loop:
             reason = self.space.validate(cfg)
             if reason:
                 r = MeasureResult(cfg, MeasureStatus.INVALID_CONFIG, error=reason,
-                                  measurer="space")
+                                  measurer=self.measurer_name)
                 invalid.append(r)
                 out[i] = (r, False)
             else:

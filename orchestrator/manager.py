@@ -31,6 +31,11 @@ DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("baselines", "plugins.baselines"),
     ("observers", "plugins.observers"),
     ("replay", "orchestrator.testing.plugin"),
+    ("gga", "plugins.gga"),
+    ("tl", "plugins.tl"),
+    ("history_search", "plugins.history_search"),
+    ("tuna", "plugins.tuna"),
+    ("es", "plugins.es"),
 )
 AUTOLOAD_ENV = "ORCHESTRATOR_DISABLE_PLUGIN_AUTOLOAD"
 BLOCK_ENV = "ORCHESTRATOR_BLOCK_PLUGINS"

@@ -20,6 +20,8 @@ NOT_RECORDED = "not recorded"
 class ReplayMeasurer:
     """Replays results: from ``results`` given in code, or from the history at ``db``."""
 
+    name = "replay"
+
     def __init__(self, db: str | None = None, results: Iterable[MeasureResult] = ()) -> None:
         self.db = db
         self._given = list(results)

@@ -28,6 +28,8 @@ class LocalMeasurer:
     replaced after a crash or a timeout, which costs that one config only.
     """
 
+    name = NAME
+
     def __init__(self, *, build_workers: int | None = None, build_timeout: float = 60.0,
                  run_timeout: float = 30.0, number: int = 1, repeat: int = 5,
                  min_repeat_ms: int = 50, rtol: float = 1e-3, atol: float = 1e-3,

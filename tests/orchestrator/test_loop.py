@@ -129,3 +129,15 @@ def test_rerunning_a_finished_run_measures_nothing_and_a_larger_budget_continues
     more = run(toy_plugins, db, toy_target, trials=24, seed=4)
     assert more.measured == 8 and more.trials == 24 and toy_plugin.measurer.calls == calls + 8
     assert len(db.runs()) == 1
+
+
+def test_results_of_another_measurer_never_stand_in_for_a_measurement(toy_plugins, toy_plugin,
+                                                                       db, toy_target):
+    from dataclasses import replace
+
+    from orchestrator.testing import toy_results
+    static = [replace(r, measurer="static") for r in toy_results()]
+    db.record(run_id=None, task_id=db.ensure_task(TOY_TASK), target_id=db.ensure_target(toy_target),
+              results=static)
+    s = run(toy_plugins, db, toy_target, trials=12, seed=1)
+    assert s.measured == 12 and s.reused == 0 and toy_plugin.measurer.calls == 12
