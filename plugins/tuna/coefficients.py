@@ -1,0 +1,128 @@
+"""Equation 2: score = sum of coefficient x feature, with per-architecture coefficients.
+
+Coefficients are cycles per unit of each feature, so a score is a cycle count along the
+critical path and ``score / clock`` reads as a latency in seconds. Where they come
+from, first found wins:
+
+1. an explicit JSON file (the ``coefficients=`` option, or ``$ORCHESTRATOR_TUNA_COEFFICIENTS``);
+2. the user's calibration, ``$XDG_CONFIG_HOME/orchestrator/tuna/<family>.json``
+   (``~/.config/...``), written by ``orchestrator calibrate --cost-model tuna``;
+3. the defaults shipped as package data (``plugins/tuna/data/<family>.json``), fitted
+   on this project's calibration workloads;
+4. the built-in prior below (rough cycles per event from the machine models).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from orchestrator.errors import OrchestratorError
+from plugins.tuna.features import FEATURE_VERSION, FEATURES, Features
+
+FORMAT = "tuna-coefficients/1"
+ENV_PATH = "ORCHESTRATOR_TUNA_COEFFICIENTS"
+
+# Cycles per event: FMA and vector load/store issue slots, scalar overhead, scheduled
+# cycles, and a line moved into L1 (from L2) or into L2 (from L3/DRAM).
+PRIOR: dict[str, dict[str, float]] = {
+    "znver4": {"fma": 1.0, "vload": 1.0, "vstore": 1.0, "other": 0.2, "ilp": 0.3,
+               "l1": 2.0, "l2": 6.0},
+    "avx512": {"fma": 0.5, "vload": 0.5, "vstore": 1.0, "other": 0.25, "ilp": 0.3,
+               "l1": 2.0, "l2": 6.0},
+    "avx2": {"fma": 0.5, "vload": 0.5, "vstore": 1.0, "other": 0.25, "ilp": 0.3,
+             "l1": 2.0, "l2": 6.0},
+    "neon": {"fma": 0.5, "vload": 0.5, "vstore": 1.0, "other": 0.3, "ilp": 0.3,
+             "l1": 3.0, "l2": 8.0},
+}
+
+
+@dataclass(frozen=True)
+class Coefficients:
+    """One architecture family's coefficients and where they came from."""
+
+    family: str
+    weights: tuple[tuple[str, float], ...]
+    source: str = "prior"
+    fitted: str = "{}"  # JSON text describing the fit (data, objective, quality)
+
+    def weight(self, feature: str) -> float:
+        return dict(self.weights).get(feature, 0.0)
+
+    def score(self, features: Features) -> float:
+        """Equation 2: predicted cycles along the critical path."""
+        w = dict(self.weights)
+        return sum(w.get(n, 0.0) * v for n, v in features.values)
+
+    def seconds(self, features: Features, clock_ghz: float) -> float:
+        """The score as a latency in seconds at ``clock_ghz``."""
+        return self.score(features) / (max(clock_ghz, 0.1) * 1e9)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": FORMAT, "family": self.family, "feature_version": FEATURE_VERSION,
+                "features": list(FEATURES), "weights": dict(self.weights),
+                "fitted": json.loads(self.fitted)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], source: str) -> Coefficients:
+        if data.get("format") != FORMAT:
+            raise OrchestratorError(f"{source}: not a Tuna coefficients file ({FORMAT})")
+        weights = data.get("weights") or {}
+        unknown = sorted(set(weights) - set(FEATURES))
+        if unknown:
+            raise OrchestratorError(f"{source}: unknown feature(s) {', '.join(unknown)}")
+        return cls(str(data["family"]), tuple((n, float(weights.get(n, 0.0))) for n in FEATURES),
+                   source, json.dumps(data.get("fitted") or {}, sort_keys=True))
+
+    def save(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(json.dumps(self.to_dict(), indent=1, sort_keys=True) + "\n")
+        os.replace(tmp, path)
+        return path
+
+
+def prior(family: str) -> Coefficients:
+    weights = PRIOR.get(family, PRIOR["avx2"])
+    return Coefficients(family, tuple((n, weights[n]) for n in FEATURES), "prior")
+
+
+def user_config_dir() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "orchestrator" / "tuna"
+
+
+def user_path(family: str) -> Path:
+    return user_config_dir() / f"{family}.json"
+
+
+def read(path: Path) -> Coefficients:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise OrchestratorError(f"cannot read Tuna coefficients {path}: {exc}") from None
+    return Coefficients.from_dict(data, str(path))
+
+
+def shipped(family: str) -> Coefficients | None:
+    try:
+        text = resources.files("plugins.tuna").joinpath("data", f"{family}.json").read_text()
+    except (FileNotFoundError, OSError, ModuleNotFoundError):
+        return None
+    return Coefficients.from_dict(json.loads(text), f"package data {family}.json")
+
+
+def load(family: str, path: str | os.PathLike[str] | None = None) -> Coefficients:
+    """The coefficients for ``family``, by the search order in the module docstring."""
+    explicit = path or os.environ.get(ENV_PATH)
+    if explicit:
+        return read(Path(explicit))
+    user = user_path(family)
+    if user.exists():
+        return read(user)
+    return shipped(family) or prior(family)

@@ -1,0 +1,111 @@
+"""The Tuna feature vector of one config: build, lower, emit assembly, analyze.
+
+Features (all per thread, i.e. along the critical path of the parallel loop):
+
+``fma``        executed FMA instructions (x86 vfmadd*/vfmsub*, AArch64 fmla/fmls ...)
+``vload``      executed vector loads, memory operands of vector arithmetic included
+``vstore``     executed vector stores
+``other``      every other executed instruction (scalar, shuffles, loop control)
+``ilp``        cycles of the list scheduler per basic block x block executions (a block
+               that loops on itself costs its steady-state cycles per iteration)
+``l1``         L1 data movement in cache lines (Algorithm 2, L1d capacity)
+``l2``         the same model with the L2 capacity (lines that come from L3 or DRAM)
+
+The first four come from Algorithm 1 (assembly blocks matched to TIR loops), ``ilp``
+from the list scheduler, ``l1``/``l2`` from Algorithm 2 on the scheduled TIR.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from orchestrator.space import Config
+from orchestrator.target import TargetInfo
+from orchestrator.task import Task
+from plugins.tuna.arch import model_for
+from plugins.tuna.asm import parse_asm
+from plugins.tuna.datamove import LINE_BYTES, data_movement
+from plugins.tuna.isa import isa_for
+from plugins.tuna.loopmap import count_program
+from plugins.tuna.looptree import loop_tree
+from plugins.tuna.lowering import as_module, lower_and_codegen
+from plugins.tuna.tirwalk import lowered_loops
+
+FEATURES: tuple[str, ...] = ("fma", "vload", "vstore", "other", "ilp", "l1", "l2")
+# Bumped whenever a feature's definition changes: it is part of the cache key.
+FEATURE_VERSION = 2
+
+
+@dataclass(frozen=True)
+class Features:
+    """A config's feature values plus diagnostics of the loop matching."""
+
+    values: tuple[tuple[str, float], ...]
+    asm_loops: int = 0
+    matched_loops: int = 0
+    seconds: float = 0.0
+
+    def __getitem__(self, name: str) -> float:
+        return dict(self.values)[name]
+
+    def vector(self) -> list[float]:
+        d = dict(self.values)
+        return [float(d.get(n, 0.0)) for n in FEATURES]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"values": dict(self.values), "asm_loops": self.asm_loops,
+                "matched_loops": self.matched_loops, "seconds": round(self.seconds, 4)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Features:
+        return cls(tuple((n, float(data["values"].get(n, 0.0))) for n in FEATURES),
+                   int(data.get("asm_loops", 0)), int(data.get("matched_loops", 0)),
+                   float(data.get("seconds", 0.0)))
+
+
+def triple_of(target: TargetInfo) -> str:
+    return str(dict(target.tvm).get("mtriple", "") or ("aarch64" if target.arch.startswith(
+        ("neoverse", "cortex", "apple")) else "x86_64"))
+
+
+def analyze_module(mod: Any, target: TargetInfo) -> Features:
+    """Features of a scheduled IRModule (s_tir) for ``target``."""
+    start = time.perf_counter()
+    isa = isa_for(triple_of(target))
+    arch = model_for(target)
+    cores = max(1, int(target.cores))
+    tree = loop_tree(mod["main"], cores)
+    l1 = data_movement(tree, target.l1d_bytes / LINE_BYTES).total_movement
+    l2 = data_movement(tree, target.l2_bytes / LINE_BYTES).total_movement
+    lowered = lower_and_codegen(mod, target.tvm_target())
+    functions = parse_asm(lowered.asm, isa)
+    counts = count_program(functions, lowered_loops(lowered.tir), isa, arch, cores)
+    fma, vstore = counts.count("fma"), counts.count("vstore")
+    vload = counts.count("vload") + counts.count("folded_vload")
+    other = max(0.0, counts.total - fma - vstore - counts.count("vload"))
+    values = {"fma": fma, "vload": vload, "vstore": vstore, "other": other,
+              "ilp": counts.cycles, "l1": l1, "l2": l2}
+    return Features(tuple((n, float(values[n])) for n in FEATURES), len(counts.loops),
+                    counts.matched, time.perf_counter() - start)
+
+
+_FUNCTIONS: dict[str, Callable[..., Any]] = {}
+
+
+def schedule_function(name: str) -> Callable[..., Any]:
+    """Import ``package.module:function`` once per process."""
+    fn = _FUNCTIONS.get(name)
+    if fn is None:
+        module, _, attr = name.partition(":")
+        fn = _FUNCTIONS[name] = getattr(importlib.import_module(module), attr)
+    return fn
+
+
+def analyze(schedule_fn: str, task: Task, config: Config, target: TargetInfo) -> Features:
+    """Features of ``config``: the space's schedule function builds the module."""
+    mod = as_module(schedule_function(schedule_fn)(task, config, target))
+    return analyze_module(mod, target)

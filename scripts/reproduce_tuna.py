@@ -1,0 +1,489 @@
+"""Reproduce the Tuna static cost model's evaluation (paper section V-B) on this machine.
+
+For each workload: draw a uniform sample of its space, measure it with the real
+``local`` measurer into a history database (configs already there are reused, never
+measured twice), analyze the same configs statically (cold feature cache, all cores),
+and compare the static ranking with the measured one:
+
+* top-k performance ratio (k = 10, 50): summed latency of the sample's true k fastest
+  over that of the k the model ranks fastest (1 = perfect);
+* Spearman correlation of predicted and measured latency;
+* end to end: static tuning of the sample plus measuring only its top 10, against the
+  best config of the sample (throughput) and the wall time measuring the sample took;
+* static-analysis throughput in configs per second per core.
+
+Coefficients: the shipped defaults, fitted on a separate calibration set of other
+shapes (see docs/results/tuna.md), and leave-one-workload-out refits on this sample.
+
+    python scripts/reproduce_tuna.py [--workloads r18_l2a,bert_qkv,...] [--sample 500]
+        [--db tuna-reference.db] [--out docs/results/tuna.md] [--smoke]
+    python scripts/reproduce_tuna.py --measure-only --workloads dense:M=256,K=512,N=512 ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("TVM_NUM_THREADS", str(len(os.sched_getaffinity(0))))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from machine import machine_header  # noqa: E402
+
+from history.store import HistoryStore  # noqa: E402
+from orchestrator.jsonkey import canonical_json  # noqa: E402
+from orchestrator.manager import load_plugins  # noqa: E402
+from orchestrator.result import MeasureResult  # noqa: E402
+from orchestrator.space import Config, Space  # noqa: E402
+from orchestrator.suite import read_suite, select  # noqa: E402
+from orchestrator.target import TargetInfo, cpu_cores, detect_host  # noqa: E402
+from orchestrator.task import Task, parse_shape  # noqa: E402
+from plugins.tuna.arch import family  # noqa: E402
+from plugins.tuna.calibrate import NOT_MEASURED, Sample, evaluate, fit, samples_for  # noqa: E402
+from plugins.tuna.coefficients import Coefficients, load, prior  # noqa: E402
+from plugins.tuna.engine import FeatureEngine  # noqa: E402
+from plugins.tuna.features import Features  # noqa: E402
+from plugins.tuna.metrics import spearman, top_k_ratio  # noqa: E402
+
+DEFAULT_WORKLOADS = ("r18_l2a", "r18_l2ds", "r18_l3", "r18_l4", "bert_qkv", "bert_ffn1",
+                     "bert_scores", "bert_context", "mb_dw3", "mb_dw7")
+SMOKE_WORKLOADS = ("bert_scores", "mb_dw13")
+BATCH = 16
+VERIFY_TOP = 10
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+# -- workloads, spaces, samples -------------------------------------------------------------
+
+def parse_workloads(spec: str) -> list[Task]:
+    """Suite names (``bert_qkv``) or ``op:K=V,...`` shapes, comma-separated at the top
+    level by ``;`` when shapes are given (``dense:M=64,K=64,N=64;bert_qkv``)."""
+    suite = read_suite()
+    out = []
+    parts = spec.split(";") if ":" in spec else spec.split(",")
+    for part in filter(None, (p.strip() for p in parts)):
+        if ":" in part:
+            op, _, shape = part.partition(":")
+            params = parse_shape(shape)
+            name = f"{op}_" + "_".join(f"{k}{v}" for k, v in params.items())
+            out.append(Task.create(op, params, name=name))
+        else:
+            out.extend(select(suite, [part]))
+    return out
+
+
+def make_space(plugins: Any, task: Task, target: TargetInfo) -> tuple[str, Space]:
+    """The space of the first generator that supports ``task`` (the CPU templates)."""
+    from orchestrator.errors import UnknownComponentError
+    from orchestrator.loop import choose_space_generator
+
+    try:
+        name, gen = choose_space_generator(plugins, task, target, None)
+    except UnknownComponentError:  # templates not registered: use the module directly
+        from plugins.templates.cpu import GENERATOR, CpuTemplates
+
+        name, gen = GENERATOR, CpuTemplates()
+    return name, gen.generate(task, target)
+
+
+def draw_sample(space: Space, n: int, seed: int) -> list[Config]:
+    """``n`` distinct valid configs drawn uniformly (all of them if there are fewer)."""
+    if space.size <= 4 * n:
+        every = list(space)
+        if len(every) <= n:
+            return every
+        return random.Random(f"{seed}:{space.task.key}").sample(every, n)
+    rng = random.Random(f"{seed}:{space.task.key}")
+    seen: dict[str, Config] = {}
+    tries = 0
+    while len(seen) < n and tries < 50 * n:
+        tries += 1
+        cfg = space.sample(rng)
+        if cfg is None:
+            break
+        seen.setdefault(cfg.key, cfg)
+    return list(seen.values())
+
+
+# -- reference measurements ----------------------------------------------------------------
+
+@dataclass
+class Timing:
+    """Wall time spent measuring each task for real, kept next to the database."""
+
+    path: Path
+    data: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, db: Path) -> Timing:
+        path = db.with_name(db.name + ".tuna-timing.json")
+        try:
+            return cls(path, json.loads(path.read_text()))
+        except (OSError, ValueError):
+            return cls(path)
+
+    def add(self, task: Task, configs: int, seconds: float) -> None:
+        entry = self.data.setdefault(task.key, {"configs": 0, "seconds": 0.0})
+        entry["configs"] += configs
+        entry["seconds"] += seconds
+        self.path.write_text(json.dumps(self.data, indent=1, sort_keys=True))
+
+    def per_config(self, task: Task) -> float | None:
+        entry = self.data.get(task.key)
+        return entry["seconds"] / entry["configs"] if entry and entry["configs"] else None
+
+
+def measured_results(store: HistoryStore, task: Task, target: TargetInfo) -> dict[str, MeasureResult]:
+    """Real measurements of ``task`` (failures too: a failed config is not measured again)."""
+    task_id, target_id = store.find_task(task), store.find_target(target)
+    if task_id is None or target_id is None:
+        return {}
+    best: dict[str, MeasureResult] = {}
+    for r in store.results(task_id, target_id):
+        if r.measurer in NOT_MEASURED:
+            continue
+        old = best.get(r.config.key)
+        if old is None or r.latency < old.latency:
+            best[r.config.key] = r
+    return best
+
+
+def measure_sample(store: HistoryStore, plugins: Any, task: Task, target: TargetInfo,
+                   gen_name: str, space: Space, configs: Sequence[Config],
+                   timing: Timing, seed: int, rounds: int = 1) -> dict[str, MeasureResult]:
+    """Measure the configs of the sample not yet in history; return every real result
+    (the best of each config). With ``rounds`` > 1 (calibration data on a busy machine)
+    the sample is measured that many times, each round in a new random order, so that
+    the best of the rounds is less disturbed by other processes."""
+    known = measured_results(store, task, target)
+    for round_ in range(rounds):
+        key = canonical_json({"script": "reproduce_tuna", "task": task.key,
+                              "target": target.key, "seed": seed,
+                              **({"round": round_} if round_ else {})})
+        task_id, target_id = store.ensure_task(task), store.ensure_target(target)
+        run_id = store.find_run(key)
+        if round_ == 0:
+            todo = [c for c in configs if c.key not in known]
+        else:
+            done = {r.config.key for r in store.results(task_id, target_id, run_id=run_id)} \
+                if run_id is not None else set()
+            todo = [c for c in configs if c.key not in done]
+            random.Random(f"{seed}:{round_}").shuffle(todo)
+        if not todo:
+            continue
+        log(f"  measuring {len(todo)} configs, round {round_ + 1}/{rounds} "
+            f"({len(configs) - len(todo)} already in history)")
+        if run_id is None:
+            run_id = store.start_run(
+                task_id=task_id, target_id=target_id, resume_key=key,
+                searcher="uniform-sample", measurer="local", space_generator=gen_name,
+                pruners=(), cost_model=None, seed=seed, max_trials=len(configs),
+                max_seconds=None, space_size=space.size)
+        measurer = plugins.create("measurer", "local")
+        start = time.monotonic()
+        try:
+            for i in range(0, len(todo), BATCH):
+                batch = todo[i:i + BATCH]
+                t0 = time.monotonic()
+                results = measurer.measure(space, target, batch)
+                store.record(run_id=run_id, task_id=task_id, target_id=target_id,
+                             results=results)
+                if round_ == 0:
+                    timing.add(task, len(batch), time.monotonic() - t0)
+                for r in results:
+                    old = known.get(r.config.key)
+                    if old is None or r.latency < old.latency:
+                        known[r.config.key] = r
+                log(f"    {min(i + BATCH, len(todo))}/{len(todo)} "
+                    f"({time.monotonic() - start:.0f} s)")
+        finally:
+            measurer.close()
+            store.update_run(run_id, status="finished", stop_reason="trials")
+    return {c.key: known[c.key] for c in configs if c.key in known}
+
+
+def measuring_seconds(timing: Timing, task: Task, results: Sequence[MeasureResult],
+                      build_workers: int) -> float:
+    """Wall seconds per config of the real measurement: as timed by this script, else
+    estimated from the recorded build and run times."""
+    per = timing.per_config(task)
+    if per is not None:
+        return per
+    build = sum(r.build_seconds for r in results) / max(1, build_workers)
+    run = sum(r.run_seconds for r in results)
+    return (build + run) / max(1, len(results))
+
+
+# -- static analysis and evaluation --------------------------------------------------------
+
+@dataclass
+class Workload:
+    task: Task
+    space_size: int
+    sample: list[Config]
+    real: dict[str, MeasureResult]
+    features: dict[str, Features]
+    static_seconds: float
+    analyzed: int
+    measure_per_config: float
+
+    def samples(self) -> list[Sample]:
+        return [Sample(self.task.key, tuple(self.features[k].vector()), r.latency)
+                for k, r in self.real.items() if r.ok and k in self.features]
+
+
+def analyze_sample(space: Space, target: TargetInfo, configs: Sequence[Config],
+                   workers: int, cache_dir: Path) -> tuple[dict[str, Features], float, int]:
+    """Features of the sample, computed cold (timed); also filled into ``cache_dir``."""
+    engine = FeatureEngine(workers=workers, cache_dir=cache_dir, use_cache=False)
+    start = time.monotonic()
+    try:
+        entries = engine.features(space, target, configs)
+    finally:
+        engine.close()
+    seconds = time.monotonic() - start
+    feats = {c.key: e for c, e in zip(configs, entries) if isinstance(e, Features)}
+    return feats, seconds, len(configs)
+
+
+def rank_metrics(w: Workload, coefficients: Coefficients, clock: float) -> dict[str, float]:
+    keys = [k for k, r in w.real.items() if r.ok]
+    measured = [w.real[k].latency for k in keys]
+    predicted = [coefficients.seconds(w.features[k], clock) if k in w.features else math.inf
+                 for k in keys]
+    out = {"configs": float(len(keys)), "spearman": spearman(predicted, measured),
+           "top10": top_k_ratio(predicted, measured, 10),
+           "top50": top_k_ratio(predicted, measured, 50)}
+    # End to end: the static top 10, measured (reused from history), vs the sample best.
+    order = sorted(range(len(keys)), key=lambda i: (predicted[i], i))[:VERIFY_TOP]
+    best_sample = min(measured) if measured else math.nan
+    best_verified = min(measured[i] for i in order) if order else math.nan
+    out["e2e_throughput"] = best_sample / best_verified if order else math.nan
+    sample_wall = w.measure_per_config * len(w.sample)
+    e2e_wall = w.static_seconds + w.measure_per_config * min(VERIFY_TOP, len(keys))
+    out["sample_wall"] = sample_wall
+    out["e2e_wall"] = e2e_wall
+    out["e2e_time_share"] = e2e_wall / sample_wall if sample_wall else math.nan
+    out["best_gflops"] = w.task.flops / best_sample / 1e9 if measured else math.nan
+    return out
+
+
+def leave_one_out(workloads: Sequence[Workload], start: Coefficients,
+                  clock: float) -> dict[str, Coefficients]:
+    """For each workload, coefficients fitted on all the others."""
+    out = {}
+    for w in workloads:
+        others = [s for o in workloads if o is not w for s in o.samples()]
+        out[w.task.key] = fit(others, start, clock) if others else start
+    return out
+
+
+def write_fit(path: Path, samples: list[Sample], target: TargetInfo,
+              args: argparse.Namespace) -> None:
+    """Fit coefficients on calibration samples and write them with a note of their origin."""
+    import datetime
+
+    fam = family(target)
+    fitted = fit(samples, prior(fam), target.clock_ghz)
+    quality = evaluate(samples, fitted, target.clock_ghz)
+    info = {
+        "command": "python scripts/reproduce_tuna.py " + " ".join(sys.argv[1:]),
+        "target": target.key, "arch": target.arch, "threads": target.cores,
+        "rounds": args.rounds, "latency": "best of the rounds of the median of 5 repeats",
+        "tasks": sorted({s.group for s in samples}), "configs": len(samples),
+        "objective": "pairwise logistic on log score (calibrate.fit)",
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "in_sample": {json.loads(g)["op"]: {k: round(v, 4) for k, v in q.items()}
+                      for g, q in quality.items()},
+    }
+    result = Coefficients(fam, fitted.weights, "fit", json.dumps(info, sort_keys=True))
+    result.save(path)
+    log(f"wrote {fam} coefficients fitted on {len(samples)} configs to {path}")
+
+
+# -- report ----------------------------------------------------------------------------------
+
+def _f(x: float, digits: int = 3) -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def report(args: argparse.Namespace, target: TargetInfo, coefficients: Coefficients,
+           rows: list[tuple[Workload, dict[str, float], dict[str, float] | None]],
+           workers: int) -> str:
+    def mean(key: str, which: int = 1) -> float:
+        vals = [r[which][key] for r in rows if r[which] is not None
+                and math.isfinite(r[which][key])]
+        return statistics.fmean(vals) if vals else math.nan
+
+    analyzed = sum(w.analyzed for w, _, _ in rows)
+    static_wall = sum(w.static_seconds for w, _, _ in rows)
+    throughput = analyzed / static_wall / workers if static_wall else math.nan
+    fitted = json.loads(coefficients.fitted)
+    lines = [
+        "# Tuna static cost model: reproduction (section V-B)", "",
+        machine_header(), "",
+        f"Command: `python scripts/reproduce_tuna.py {' '.join(sys.argv[1:])}`", "",
+        f"Target: {target.arch} ({family(target)}), {target.cores} cores, "
+        f"L1d {target.l1d_bytes // 1024} KiB, L2 {target.l2_bytes // 1024} KiB. "
+        f"Sample: up to {args.sample} uniformly drawn configs per workload (seed {args.seed}), "
+        f"measured with the `local` measurer; history database `{args.db}`.", "",
+        "## Coefficients", "",
+        f"Default: {coefficients.source} ({coefficients.family}); fitted on "
+        f"{fitted.get('configs', '?')} configs of {len(fitted.get('tasks', []))} calibration "
+        "task(s) whose shapes are not in this evaluation (disjoint workloads):", "",
+    ]
+    for t in fitted.get("tasks", []):
+        lines.append(f"- `{t}`")
+    lines += ["", "Weights (cycles per unit): " + ", ".join(
+        f"{n} {v:.4g}" for n, v in coefficients.weights), "",
+        "LOWO: refitted on the other evaluation workloads of this table "
+        "(leave one workload out), starting from the default.", "",
+        "How the shipped coefficients were fitted, and the calibration data: "
+        "[tuna-calibration.md](tuna-calibration.md).", "",
+        "## Results", "",
+        "| workload | op | space | sample | ok | top-10 | top-50 | Spearman | LOWO top-10 | "
+        "LOWO top-50 | LOWO Spearman | best GFLOPS | e2e best of top 10 | e2e time share |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for w, m, lo in rows:
+        lines.append(
+            f"| {w.task.name} | {w.task.op} | {w.space_size} | {len(w.sample)} | "
+            f"{int(m['configs'])} | {_f(m['top10'])} | {_f(m['top50'])} | {_f(m['spearman'])} | "
+            f"{_f(lo['top10']) if lo else '-'} | {_f(lo['top50']) if lo else '-'} | "
+            f"{_f(lo['spearman']) if lo else '-'} | {_f(m['best_gflops'], 1)} | "
+            f"{_f(100 * m['e2e_throughput'], 1)}% | {_f(100 * m['e2e_time_share'], 1)}% |")
+    lines.append(
+        f"| **mean** | | | | | **{_f(mean('top10'))}** | **{_f(mean('top50'))}** | "
+        f"**{_f(mean('spearman'))}** | {_f(mean('top10', 2))} | {_f(mean('top50', 2))} | "
+        f"{_f(mean('spearman', 2))} | | {_f(100 * mean('e2e_throughput'), 1)}% | "
+        f"{_f(100 * mean('e2e_time_share'), 1)}% |")
+    if any(len(w.sample) < 100 for w, _, _ in rows):
+        lines += ["", "**Smoke run: samples of fewer than 100 configs; the figures only show "
+                      "that the pipeline works.**"]
+    lines += [
+        "", f"Static analysis: {analyzed} configs in {static_wall:.1f} s wall with {workers} "
+                f"worker(s): **{_f(throughput, 2)} configs/s/core** (cold cache).", "",
+        "Definitions: top-k = sum of the k best measured latencies of the sample / sum of the "
+        "measured latencies of the k configs the model ranks best (paper's top-k performance "
+        "ratio against the sample's true ranking). e2e best of top 10 = best sample latency / "
+        "best measured latency among the static top 10. e2e time share = (static analysis "
+        "wall time + measuring 10 configs) / wall time of measuring the whole sample (per-config "
+        "measuring time as timed by this script when it measured, else estimated from the "
+        "recorded build and run times).", "",
+        f"Targets: mean top-k ratio >= 0.87 ({'met' if min(mean('top10'), mean('top50')) >= 0.87 else 'NOT met'}); "
+        f"e2e >= 90% of the sample best ({'met' if mean('e2e_throughput') >= 0.9 else 'NOT met'}) "
+        f"in <= 25% of its wall time ({'met' if mean('e2e_time_share') <= 0.25 else 'NOT met'}).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# -- main ------------------------------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--workloads", help="comma-separated suite names, or ';'-separated "
+                                       "op:K=V,... shapes [default: 10 suite workloads]")
+    p.add_argument("--sample", type=int, default=500, help="configs per workload")
+    p.add_argument("--db", default="tuna-reference.db", help="history database (SQLite path)")
+    p.add_argument("--out", help="markdown report [default: docs/results/tuna.md; "
+                                 "a temporary file with --smoke]")
+    p.add_argument("--smoke", action="store_true", help="tiny run for CI: 2 small workloads, "
+                                                        "20 configs each")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--workers", type=int, default=None, help="static-analysis processes")
+    p.add_argument("--coefficients", help="coefficients JSON [default: shipped/user]")
+    p.add_argument("--no-lowo", action="store_true", help="skip leave-one-workload-out fits")
+    p.add_argument("--measure-only", action="store_true",
+                   help="only measure the samples into the database (calibration data)")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="measure each sample this many times (best kept; for calibration "
+                        "data on a busy machine)")
+    p.add_argument("--cores", type=int, default=None,
+                   help="threads the kernels run on [default: every core]")
+    p.add_argument("--fit-out", help="with --measure-only: fit coefficients on the measured "
+                                     "samples and write them to this JSON file")
+    args = p.parse_args(argv)
+    if args.smoke:
+        args.workloads = args.workloads or ",".join(SMOKE_WORKLOADS)
+        args.sample = min(args.sample, 20)
+    tasks = parse_workloads(args.workloads or ",".join(DEFAULT_WORKLOADS))
+    out = Path(args.out) if args.out else (
+        Path(tempfile.gettempdir()) / "tuna-smoke.md" if args.smoke
+        else Path(__file__).resolve().parent.parent / "docs" / "results" / "tuna.md")
+    workers = args.workers or cpu_cores()
+    target = detect_host()
+    if args.cores:
+        target = dataclasses.replace(target, cores=args.cores, tvm=tuple(
+            (k, args.cores if k == "num-cores" else v) for k, v in target.tvm))
+    plugins = load_plugins()
+    db = Path(args.db)
+    store = HistoryStore.open(db)
+    timing = Timing.open(db)
+    coefficients = load(family(target), args.coefficients)
+    cache_dir = Path(tempfile.mkdtemp(prefix="tuna-features-"))
+    workloads: list[Workload] = []
+    calibration: list[Sample] = []
+    try:
+        for task in tasks:
+            log(f"{task.label()}")
+            gen_name, space = make_space(plugins, task, target)
+            sample = draw_sample(space, args.sample, args.seed)
+            real = measure_sample(store, plugins, task, target, gen_name, space, sample,
+                                  timing, args.seed, max(1, args.rounds))
+            if args.measure_only:
+                if args.fit_out:
+                    engine = FeatureEngine(workers=workers)
+                    try:
+                        got = samples_for(space, target, list(real.values()), engine)
+                    finally:
+                        engine.close()
+                    log(f"  {len(got)} calibration samples")
+                    calibration.extend(got)
+                continue
+            feats, seconds, analyzed = analyze_sample(space, target, sample, workers, cache_dir)
+            log(f"  static analysis: {analyzed} configs in {seconds:.1f} s")
+            per = measuring_seconds(timing, task, list(real.values()), cpu_cores())
+            workloads.append(Workload(task, space.size, sample, real, feats, seconds, analyzed,
+                                      per))
+    finally:
+        store.close()
+    if args.measure_only:
+        log(f"measured samples are in {db}")
+        if args.fit_out:
+            write_fit(Path(args.fit_out), calibration, target, args)
+        return 0
+    lowo = {} if args.no_lowo or len(workloads) < 2 else leave_one_out(
+        workloads, coefficients if coefficients.source != "prior" else prior(family(target)),
+        target.clock_ghz)
+    rows = []
+    for w in workloads:
+        m = rank_metrics(w, coefficients, target.clock_ghz)
+        lo = rank_metrics(w, lowo[w.task.key], target.clock_ghz) if w.task.key in lowo else None
+        rows.append((w, m, lo))
+        log(f"{w.task.name}: top-10 {_f(m['top10'])} top-50 {_f(m['top50'])} "
+            f"spearman {_f(m['spearman'])} e2e {_f(m['e2e_throughput'])} "
+            f"time share {_f(m['e2e_time_share'])}")
+    text = report(args, target, coefficients, rows, workers)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    log(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

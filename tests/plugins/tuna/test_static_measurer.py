@@ -1,0 +1,77 @@
+"""The ``static`` measurer end to end through the tuning loop, and --verify-top."""
+
+from __future__ import annotations
+
+from orchestrator.hookspecs import hookimpl
+from orchestrator.loop import tune
+from orchestrator.manager import load_plugins
+from orchestrator.result import MeasureResult, MeasureStatus
+from orchestrator.testing import ReplayMeasurer
+import plugins.tuna
+from plugins.tuna.measurer import StaticMeasurer
+from plugins.tuna.verify import top_static, verify_top
+from tests.plugins.tuna.helpers import ZNVER4, config, dense_task, space
+
+TASK = dense_task(32, 32, 32)
+
+
+class SpacePlugin:
+    @hookimpl
+    def orchestrator_add_space_generators(self, registry):
+        class Gen:
+            def supports(self, task, target):
+                return task.op == "dense"
+
+            def generate(self, task, target):
+                return space(task)
+
+        registry.add("tuna-test", Gen)
+
+
+def test_tunes_end_to_end_without_hardware(db, tmp_path):
+    # The tuna plugin under another name, so this works whether or not it is installed.
+    loaded = load_plugins(extra=[("tuna-under-test", plugins.tuna), ("space", SpacePlugin())],
+                          autoload=False, block=["tuna"])
+    summary = tune(TASK, target=ZNVER4, db=db, plugins=loaded, searcher="grid",
+                   measurer="static", space_generator="tuna-test", trials=12, batch_size=12,
+                   measurer_options={"workers": 2, "cache_dir": str(tmp_path)})
+    assert summary.trials == 12
+    assert summary.statuses == {"ok": 4, "invalid_config": 4, "build_error": 4}
+    task_id, target_id = db.find_task(TASK), db.find_target(ZNVER4)
+    stored = db.results(task_id, target_id)
+    assert {r.measurer for r in stored} == {"static"}
+    ok = [r for r in stored if r.ok]
+    assert all(len(r.latencies) == 1 and 0 < r.latency < 1 for r in ok)
+    errors = [r for r in stored if r.status is MeasureStatus.BUILD_ERROR]
+    assert all("meaningful last line" in r.error for r in errors)
+    assert summary.best is not None and summary.best.measurer == "static"
+
+
+def test_results_are_cached_per_config(tmp_path):
+    sp = space(TASK)
+    first = StaticMeasurer(workers=0, cache_dir=tmp_path)
+    a = first.measure(sp, ZNVER4, [config()])
+    assert first.scorer.engine.analyzed == 1
+    second = StaticMeasurer(workers=0, cache_dir=tmp_path)  # a new process, same cache
+    b = second.measure(sp, ZNVER4, [config(), config()])
+    assert second.scorer.engine.analyzed == 0
+    assert a[0].latency == b[0].latency == b[1].latency
+
+
+def test_verify_top_measures_the_best_static_configs_for_real():
+    sp = space(TASK)
+    static = [MeasureResult(config(vec="yes"), MeasureStatus.OK, (1e-5,), measurer="static"),
+              MeasureResult(config(vec="no"), MeasureStatus.OK, (3e-5,), measurer="static"),
+              MeasureResult(config(vec="yes", par="yes"), MeasureStatus.OK, (2e-5,),
+                            measurer="static"),
+              MeasureResult(config(mode="error"), MeasureStatus.BUILD_ERROR, measurer="static")]
+    assert top_static(static, 2) == [config(vec="yes"), config(vec="yes", par="yes")]
+    truth = [MeasureResult(r.config, MeasureStatus.OK, (t,), measurer="local")
+             for r, t in zip(static[:3], (5e-3, 1e-3, 2e-3))]
+    real = ReplayMeasurer(results=truth)
+    got = verify_top(sp, ZNVER4, static, 2, measurer=real)
+    assert [r.config for r in got] == [config(vec="yes"), config(vec="yes", par="yes")]
+    assert all(r.measurer == "replay" for r in got) and real.calls == 2
+    # A config already measured for real is not measured again.
+    again = verify_top(sp, ZNVER4, static + got, 2, measurer=real)
+    assert again == [] and real.calls == 2
