@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from history.cli_similar import similar_command
 from orchestrator.errors import OrchestratorError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -77,6 +78,7 @@ def tune(
     searcher_opt: Annotated[list[str], typer.Option(help="Searcher option KEY=VALUE")] = [],
     measurer_opt: Annotated[list[str], typer.Option(help="Measurer option KEY=VALUE")] = [],
     target: Annotated[str, typer.Option(help="Target: host (this machine's CPU)")] = "host",
+    verify_top: Annotated[int, typer.Option(help="After tuning with a static measurer, measure the K best on this machine")] = 0,
     db: DbOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable results")] = False,
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Log each batch")] = False,
@@ -101,18 +103,51 @@ def tune(
     store = HistoryStore.open(db)
     tgt = resolve_target(target)
     summaries = []
+    verified: dict[int, Any] = {}
     try:
         for task in tasks:
-            summaries.append(run_tune(task, target=tgt, options=options, db=store, plugins=plugins))
+            summary = run_tune(task, target=tgt, options=options, db=store, plugins=plugins)
+            summaries.append(summary)
+            if verify_top > 0:
+                verified[summary.run.run_id] = _verify(store, summary, verify_top, plugins)
     except KeyboardInterrupt:
         err.print("interrupted: every result so far is in the history; run the same command to resume")
         raise typer.Exit(130) from None
     finally:
         store.close()
     if as_json:
-        print(json.dumps([_summary_dict(s) for s in summaries], indent=1))
+        print(json.dumps([{**_summary_dict(s), **_verified_dict(s, verified.get(s.run.run_id))}
+                          for s in summaries], indent=1))
     else:
         _print_summaries(summaries, tgt)
+        for s in summaries:
+            v = _verified_dict(s, verified.get(s.run.run_id)).get("verified")
+            if v:
+                out.print(f"{s.run.task.label()}: measured the top {v['measured']} static picks; "
+                          f"best {v['latency_ms']:.4f} ms, {v['gflops']:.1f} GFLOPS")
+
+
+def _verify(store: Any, summary: Any, k: int, plugins: Any) -> list[Any]:
+    """Measure the ``k`` best statically scored configs of a run on the real device."""
+    from plugins.tuna.verify import verify_top
+
+    task_id = store.find_task(summary.run.task)
+    target_id = store.find_target(summary.run.target)
+    results = store.results(task_id, target_id)
+    real = verify_top(summary.run.space, summary.run.target, results, k, plugins=plugins)
+    store.record(run_id=summary.run.run_id, task_id=task_id, target_id=target_id, results=real)
+    return real
+
+
+def _verified_dict(s: Any, real: list[Any] | None) -> dict[str, Any]:
+    if not real:
+        return {}
+    ok = [r for r in real if r.ok]
+    best = min(ok, key=lambda r: r.latency) if ok else None
+    return {"verified": {"measured": len(real),
+                         "latency_ms": best.latency * 1e3 if best else None,
+                         "gflops": best.gflops(s.run.task.flops) if best else 0.0,
+                         "config": best.config.to_dict() if best else None}}
 
 
 def _summary_dict(s: Any) -> dict[str, Any]:
@@ -270,6 +305,9 @@ def history_best(
     out.print(table)
 
 
+history_app.command("similar")(similar_command)
+
+
 @history_app.command("export")
 def history_export(
     path: Annotated[Path, typer.Argument(help="Output file (.jsonl or .csv)")],
@@ -309,6 +347,19 @@ def history_import(
     store = HistoryStore.open(db)
     imported, skipped = import_records(store, path, fmt)
     err.print(f"imported {imported} measurements from {path} ({skipped} already present)")
+
+
+@app.command()
+def calibrate(
+    cost_model: Annotated[str, typer.Option(help="Cost model whose coefficients to fit")] = "tuna",
+    target: Annotated[str, typer.Option(help="Target: host (this machine's CPU)")] = "host",
+    out: Annotated[Optional[Path], typer.Option(help="Where to write the coefficients [default: user config dir]")] = None,
+    db: DbOpt = None,
+) -> None:
+    """Fit a static cost model's coefficients to the real measurements in history."""
+    from plugins.tuna.calibrate import calibrate_command
+
+    raise typer.Exit(calibrate_command(cost_model, db, target, out))
 
 
 def _format(path: Path, fmt: str | None) -> str:

@@ -1,0 +1,284 @@
+"""How well a history record fits a new task: match score, utilization, filtering metric,
+and adaptation of a history config to the new task's space.
+
+The formulas are those of Mu et al., "A History-Based Auto-Tuning Framework for Fast and
+High-Performance DNN Design on GPU" (equations 1 to 3):
+
+- match score (eq. 1, TVM's fallback score): for every split knob, the share of the
+  divisors of the record's loop extent that also divide the input's extent, averaged
+  over the split knobs of the input's space;
+- utilization gamma (eq. 3): for every split knob, how much of the record's tile
+  (``P(h, k)``, the product of its inner split factors: the work one outer iteration
+  does) the input's extent fills when the tile is applied to it, multiplied over knobs;
+- filtering metric (eq. 2): ``Th(h) * gamma(h, i) * s(h, i) ** omega`` with ``Th`` the
+  record's throughput in GFLOPS.
+
+History configs are made comparable with a task of another shape by :func:`adapt_config`:
+inner split factors that still divide the new extent are kept, the others are replaced by
+the nearest divisor, the outer factor is recomputed; a config the space still rejects is
+repaired by the smallest single-knob change the space accepts, or dropped.
+
+Everything here works on the generic knob API (:class:`SplitKnob` extents and choices,
+:class:`ChoiceKnob` choices) and never on knob names.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from orchestrator.components import HistoryReader
+from orchestrator.result import MeasureResult
+from orchestrator.space import ChoiceKnob, Config, Space, SplitKnob, divisors
+from orchestrator.target import TargetInfo
+from orchestrator.task import Task
+
+DEFAULT_OMEGA = 2.0
+# Single-knob changes tried when an adapted config is rejected by the space's check.
+_REPAIR_BUDGET = 400
+
+
+# -- equations 1 to 3 -------------------------------------------------------------------
+
+def split_extents(space: Space) -> dict[str, int]:
+    """Loop extent of every split knob of ``space`` (``prod(i[k])`` in the paper)."""
+    return {k.name: k.extent for k in space.knobs if isinstance(k, SplitKnob)}
+
+
+def _split_value(config: Config, name: str) -> tuple[int, ...] | None:
+    value = config.get(name)
+    if not isinstance(value, tuple) or not value:
+        return None
+    try:
+        factors = tuple(int(v) for v in value)
+    except (TypeError, ValueError):
+        return None
+    return factors if min(factors) >= 1 else None
+
+
+def knob_match(record_extent: int, input_extent: int) -> float:
+    """One term of equation 1: |factors(h) ∩ factors(i)| / |factors(h)|."""
+    mine = set(divisors(record_extent))
+    return len(mine & set(divisors(input_extent))) / len(mine)
+
+
+def match_score(config: Config, extents: Mapping[str, int]) -> float:
+    """Equation 1: the match score s(h, i) of a history config against an input whose
+    split knobs have ``extents`` (0 when the input has no split knob). A knob the record
+    lacks counts as no match."""
+    if not extents:
+        return 0.0
+    total = 0.0
+    for name, extent in extents.items():
+        value = _split_value(config, name)
+        if value is not None:
+            total += knob_match(math.prod(value), extent)
+    return total / len(extents)
+
+
+def knob_utilization(config_value: Sequence[int], input_extent: int) -> float:
+    """One factor of equation 3: gamma(h, i, k) with P(h, k) = product of the inner
+    split factors of the record (every factor but the outermost)."""
+    tile = math.prod(config_value[1:]) if len(config_value) > 1 else 1
+    if input_extent > tile:
+        return input_extent / (math.ceil(input_extent / tile) * tile)
+    return input_extent / tile
+
+
+def utilization(config: Config, extents: Mapping[str, int]) -> float:
+    """Equation 3: gamma(h, i), the product of the per-knob utilization ratios
+    (a knob the record lacks does not scale it; match_score already penalizes it)."""
+    gamma = 1.0
+    for name, extent in extents.items():
+        value = _split_value(config, name)
+        if value is not None:
+            gamma *= knob_utilization(value, extent)
+    return gamma
+
+
+def filtering_metric(throughput: float, config: Config, extents: Mapping[str, int],
+                     omega: float = DEFAULT_OMEGA) -> float:
+    """Equation 2: m(h, i) = Th(h) * gamma(h, i) * s(h, i) ** omega."""
+    return throughput * utilization(config, extents) * match_score(config, extents) ** omega
+
+
+# -- adaptation to another shape --------------------------------------------------------
+
+def _nearest_divisor(n: int, target: int) -> int:
+    """The divisor of ``n`` closest to ``target`` on a log scale (the smaller on ties)."""
+    return min(divisors(n), key=lambda d: (abs(math.log(d / target)), d))
+
+
+def adapt_split(value: Sequence[int], extent: int) -> tuple[int, ...]:
+    """A perfect split of ``extent`` with as many parts as ``value``: inner factors are
+    kept from the innermost outwards while they divide what is left of the extent (the
+    others become the nearest divisor), and the outermost factor takes the rest."""
+    remaining = extent
+    inner: list[int] = []
+    for f in reversed(tuple(value)[1:]):
+        f = f if remaining % f == 0 else _nearest_divisor(remaining, f)
+        inner.append(f)
+        remaining //= f
+    return (remaining, *reversed(inner))
+
+
+def _split_distance(a: Sequence[int], b: Sequence[int]) -> float:
+    """Log-distance of two splits over their inner factors (the outer one follows)."""
+    return sum(abs(math.log2(x) - math.log2(y)) for x, y in zip(a[1:], b[1:]))
+
+
+def _choice_distance(a: Any, b: Any, choices: Sequence[Any]) -> float:
+    if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
+        return abs(math.log2(1 + abs(a)) - math.log2(1 + abs(b)))
+    try:
+        return abs(choices.index(a) - choices.index(b))
+    except ValueError:
+        return float(len(choices))
+
+
+def nearest_values(knob: SplitKnob | ChoiceKnob, value: Any) -> list[Any]:
+    """The knob's choices ordered by distance from ``value`` (nearest first, stable)."""
+    if isinstance(knob, SplitKnob):
+        if isinstance(value, tuple) and len(value) == knob.parts:
+            return sorted(knob.choices, key=lambda c: _split_distance(c, value))
+        return list(knob.choices)
+    return sorted(knob.choices, key=lambda c: _choice_distance(c, value, knob.choices))
+
+
+def _adapt_knob(knob: SplitKnob | ChoiceKnob, value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(knob, SplitKnob):
+        if not isinstance(value, tuple) or len(value) != knob.parts:
+            return None
+        try:
+            split = adapt_split(tuple(int(v) for v in value), knob.extent)
+        except (TypeError, ValueError, ZeroDivisionError):
+            return None
+        return split if split in knob.choices else nearest_values(knob, split)[0]
+    return value if value in knob.choices else nearest_values(knob, value)[0]
+
+
+def repair(config: Config, space: Space, budget: int = _REPAIR_BUDGET) -> Config | None:
+    """``config`` if the space accepts it, else the accepted config reached by the
+    smallest single-knob change (nearest values first), else None."""
+    if space.validate(config) is None:
+        return config
+    values = dict(config.values)
+    moves: list[tuple[int, int, str, Any]] = []
+    for ki, knob in enumerate(space.knobs):
+        for rank, alt in enumerate(nearest_values(knob, values[knob.name])):
+            if alt != values[knob.name]:
+                moves.append((rank, ki, knob.name, alt))
+    moves.sort(key=lambda m: (m[0], m[1]))
+    for _, _, name, alt in moves[:budget]:
+        cand = Config.of({**values, name: alt})
+        if space.validate(cand) is None:
+            return cand
+    return None
+
+
+def adapt_config(config: Config, space: Space) -> Config | None:
+    """``config`` (from any task with the same knobs) moved into ``space``, or None if a
+    knob is missing or no nearby config is valid."""
+    values: dict[str, Any] = {}
+    for knob in space.knobs:
+        adapted = _adapt_knob(knob, config.get(knob.name))
+        if adapted is None:
+            return None
+        values[knob.name] = adapted
+    if space.candidates is not None:
+        cfg = Config.of(values)
+        return cfg if space.validate(cfg) is None else None
+    return repair(Config.of(values), space)
+
+
+# -- ranking history for a task ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class ScoredRecord:
+    """A history result scored against an input task (the paper's h with s, gamma, m)."""
+
+    task: Task
+    result: MeasureResult
+    gflops: float
+    match: float
+    gamma: float
+    metric: float
+
+
+def history_results(history: HistoryReader, op: str, target: TargetInfo | None = None,
+                    exclude: Task | None = None) -> list[tuple[Task, MeasureResult]]:
+    """Successful results of every task of ``op`` (but ``exclude``), the best measurement
+    of each config only. With a ``target``, that target's results, or every target's
+    when it has none (throughputs of other machines are better than nothing)."""
+    tasks = [t for t in history.tasks(op) if exclude is None or t.key != exclude.key]
+
+    def collect(tgt: TargetInfo | None) -> list[tuple[Task, MeasureResult]]:
+        out = []
+        for task in tasks:
+            best: dict[str, MeasureResult] = {}
+            for r in history.results(task, tgt, ok_only=True):
+                if r.ok and (r.config.key not in best or r.latency < best[r.config.key].latency):
+                    best[r.config.key] = r
+            out.extend((task, r) for r in best.values())
+        return out
+
+    found = collect(target)
+    return found if found or target is None else collect(None)
+
+
+def score_records(records: Iterable[tuple[Task, MeasureResult]], space: Space,
+                  omega: float = DEFAULT_OMEGA) -> list[ScoredRecord]:
+    """Every record scored against ``space``'s task, best filtering metric first."""
+    extents = split_extents(space)
+    out = []
+    for task, r in records:
+        gflops = r.gflops(task.flops)
+        s = match_score(r.config, extents)
+        g = utilization(r.config, extents)
+        out.append(ScoredRecord(task, r, gflops, s, g, gflops * g * s ** omega))
+    out.sort(key=lambda x: (-x.metric, -x.match, x.result.config.key))
+    return out
+
+
+def rank_history(history: HistoryReader | None, space: Space, target: TargetInfo | None = None,
+                 omega: float = DEFAULT_OMEGA) -> list[ScoredRecord]:
+    """History of other tasks of the same operator, best filtering metric first."""
+    if history is None:
+        return []
+    return score_records(history_results(history, space.task.op, target, exclude=space.task),
+                         space, omega)
+
+
+def best_match_score(history: HistoryReader | None, space: Space,
+                     target: TargetInfo | None = None) -> float:
+    """The highest match score of any history record of another task (0 without history)."""
+    if history is None:
+        return 0.0
+    extents = split_extents(space)
+    return max((match_score(r.config, extents)
+                for _, r in history_results(history, space.task.op, target, exclude=space.task)),
+               default=0.0)
+
+
+def candidate_configs(scored: Iterable[ScoredRecord], space: Space, limit: int,
+                      skip: Iterable[str] = ()) -> list[tuple[Config, ScoredRecord]]:
+    """The first ``limit`` distinct adapted configs valid in ``space`` (in ``scored``
+    order, the records' own configs adapted), skipping the config keys in ``skip``."""
+    seen = set(skip)
+    out: list[tuple[Config, ScoredRecord]] = []
+    tried: set[str] = set()
+    for rec in scored:
+        if len(out) >= limit:
+            break
+        if rec.result.config.key in tried:
+            continue
+        tried.add(rec.result.config.key)
+        cfg = adapt_config(rec.result.config, space)
+        if cfg is not None and cfg.key not in seen:
+            seen.add(cfg.key)
+            out.append((cfg, rec))
+    return out

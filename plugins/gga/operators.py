@@ -1,0 +1,109 @@
+"""The guided operators of Algorithm 1 (GGA): rank-proportional crossover that switches
+one gene, elite-gene mutation, expertise mutation, and performance-proportional selection.
+
+A gene is one knob's value. Every operator returns the child and the gene it changed
+(``(knob name, value)``), which the searcher stores in its Genes dictionary. There is no
+random mutation: new values come from elite genes, from the divisors of the knob's
+extent (plus the small factors 2 and 4), or, for choice knobs, from the neighbouring
+choices.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from orchestrator.space import ChoiceKnob, Config, Space, SplitKnob, divisors
+
+Gene = tuple[str, Any]
+SMALL_FACTORS = (2, 4)
+
+
+def rank_weights(n: int) -> list[float]:
+    """Rank fitness of ``n`` individuals sorted best first: n, n-1, ..., 1."""
+    return [float(n - i) for i in range(n)]
+
+
+def pick_rank_proportional(rng: random.Random, ranked: Sequence[Config]) -> Config:
+    """One individual of a best-first list, with probability proportional to its rank."""
+    return rng.choices(ranked, weights=rank_weights(len(ranked)), k=1)[0]
+
+
+def select_proportional(rng: random.Random, scored: Sequence[tuple[Config, float]],
+                        size: int, keep: Sequence[Config] = ()) -> list[Config]:
+    """The next population: ``keep`` (the best individuals, kept by hand) then draws with
+    probability proportional to performance up to ``size`` in all. Zero performance
+    (failures) is drawn only if every individual has it."""
+    if not scored:
+        return list(keep)
+    weights = [max(p, 0.0) for _, p in scored]
+    if sum(weights) <= 0:
+        weights = [1.0] * len(scored)
+    drawn = rng.choices([c for c, _ in scored], weights=weights, k=max(size - len(keep), 0))
+    return [*keep, *drawn]
+
+
+def crossover(rng: random.Random, a: Config, b: Config, space: Space) -> tuple[Config, Gene] | None:
+    """``a`` with one gene switched to ``b``'s value (None if they do not differ)."""
+    differing = [k.name for k in space.knobs if a[k.name] != b[k.name]]
+    if not differing:
+        return None
+    name = rng.choice(differing)
+    return Config.of({**a.to_dict(), name: b[name]}), (name, b[name])
+
+
+def mutate_elite(rng: random.Random, parent: Config,
+                 elite_genes: Mapping[str, Sequence[Any]]) -> tuple[Config, Gene] | None:
+    """``parent`` with one gene replaced by an elite gene it does not already carry."""
+    options = [(name, v) for name in sorted(elite_genes) for v in elite_genes[name]
+               if parent.get(name) != v]
+    if not options:
+        return None
+    name, value = rng.choice(options)
+    return Config.of({**parent.to_dict(), name: value}), (name, value)
+
+
+def expertise_values(knob: SplitKnob | ChoiceKnob, current: Any) -> list[Any]:
+    """The values expertise suggests for a knob, other than ``current``.
+
+    Split knob: one inner factor replaced by a divisor of the loop extent or a small
+    factor (2, 4), the outer factor recomputed; kept only if it is one of the knob's
+    choices. Choice knob: the neighbouring choices (unroll depths, orders as listed).
+    """
+    if isinstance(knob, ChoiceKnob):
+        try:
+            i = knob.choices.index(current)
+        except ValueError:
+            return list(knob.choices[:1])
+        return [knob.choices[j] for j in (i - 1, i + 1) if 0 <= j < len(knob.choices)]
+    if not isinstance(current, tuple) or len(current) != knob.parts or knob.parts < 2:
+        return []
+    allowed = set(knob.choices)
+    pool = sorted(set(divisors(knob.extent)) | set(SMALL_FACTORS))
+    out: list[tuple[int, ...]] = []
+    for pos in range(1, knob.parts):
+        for f in pool:
+            if f == current[pos]:
+                continue
+            inner = [*current[1:pos], f, *current[pos + 1:]]
+            tile = math.prod(inner)
+            if knob.extent % tile:
+                continue
+            cand = (knob.extent // tile, *inner)
+            if cand in allowed and cand not in out:
+                out.append(cand)
+    return out
+
+
+def mutate_expertise(rng: random.Random, parent: Config, space: Space) -> tuple[Config, Gene] | None:
+    """``parent`` with one knob moved to a value expertise suggests."""
+    knobs = list(space.knobs)
+    rng.shuffle(knobs)
+    for knob in knobs:
+        values = expertise_values(knob, parent[knob.name])
+        if values:
+            value = rng.choice(values)
+            return Config.of({**parent.to_dict(), knob.name: value}), (knob.name, value)
+    return None

@@ -1,0 +1,203 @@
+"""The ``gga`` searcher: guided genetic algorithm over history candidates (Algorithm 1)."""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from history.similarity import DEFAULT_OMEGA, candidate_configs, rank_history
+from orchestrator.components import SearchContext
+from orchestrator.errors import OrchestratorError
+from orchestrator.result import MeasureResult
+from orchestrator.space import Config
+from plugins.gga.operators import (
+    Gene,
+    crossover,
+    mutate_elite,
+    mutate_expertise,
+    pick_rank_proportional,
+    select_proportional,
+)
+
+log = logging.getLogger(__name__)
+
+# Breeding attempts per wanted child before the generation is filled another way.
+_ATTEMPTS_PER_CHILD = 30
+_MAX_SAMPLE_MISSES = 500
+
+
+def performance(result: MeasureResult) -> float:
+    """Fitness of a result: calls per second (0 for a failure)."""
+    return 1.0 / result.latency if result.ok else 0.0
+
+
+class GuidedGA:
+    """Guided GA (Mu et al., Algorithm 1): starts from the history records with the best
+    filtering metric (eq. 2) adapted to this task, then breeds by guided crossover and
+    guided mutation only (elite genes, or expertise: divisors of the loop extent plus
+    2 and 4). Each generation of ``population`` configs is measured; the next parents are
+    drawn proportional to performance with the best individuals always kept.
+
+    Without usable history (no history reader, no successful record of the same operator,
+    or none that adapts to a valid config of this space) it still works: the first
+    generation is completed with this task's own earlier results and configs sampled from
+    the space. When the guided operators only produce configs already measured, the
+    generation is filled with samples of the space too, so the loop's budget is spent.
+
+    Options: ``population`` (P, 16), ``elite`` (k, 8), ``crossover_prob`` (0.5: share of
+    children made by crossover, the rest by mutation), ``elite_mutation_prob`` (0.5: share
+    of mutations that use an elite gene when there is one), ``omega`` (2, eq. 2).
+    """
+
+    def __init__(self, population: int = 16, elite: int = 8, crossover_prob: float = 0.5,
+                 elite_mutation_prob: float = 0.5, omega: float = DEFAULT_OMEGA) -> None:
+        if int(population) < 2:
+            raise OrchestratorError(f"gga: population must be >= 2, got {population}")
+        if int(elite) < 1:
+            raise OrchestratorError(f"gga: elite must be >= 1, got {elite}")
+        for name, p in (("crossover_prob", crossover_prob),
+                        ("elite_mutation_prob", elite_mutation_prob)):
+            if not 0.0 <= float(p) <= 1.0:
+                raise OrchestratorError(f"gga: {name} must be within [0, 1], got {p}")
+        self.population_size = int(population)
+        self.elite = int(elite)
+        self.crossover_prob = float(crossover_prob)
+        self.elite_mutation_prob = float(elite_mutation_prob)
+        self.omega = float(omega)
+
+    # -- Searcher protocol -------------------------------------------------------------
+    def start(self, context: SearchContext) -> None:
+        """Pick the first generation: this task's best earlier results, then history
+        candidates by filtering metric, then samples of the space."""
+        self.space = context.space
+        self.rng = random.Random(context.seed)
+        self.perf: dict[str, float] = {}
+        self.configs: dict[str, Config] = {}
+        self.seen: set[str] = set()
+        self.genes: dict[str, Gene] = {}  # individual -> the gene that made it
+        self.elite_genes: dict[str, list[Any]] = {}
+        self.generations = 0
+        for r in context.prior:
+            self._learn(r)
+        known = sorted((k for k in self.perf if self.perf[k] > 0), key=self._rank_key)
+        known = known[:self.population_size]
+        want = self.population_size - len(known)
+        scored = rank_history(context.history, self.space, context.target, self.omega) if want else []
+        cands = [c for c, _ in candidate_configs(scored, self.space, want, skip=self.seen)]
+        self.from_history = len(cands)
+        if not cands:
+            log.info("gga: no usable history for %s; starting from samples of the space",
+                     context.task.label())
+        self.seen.update(c.key for c in cands)
+        first = cands + self._fill(want - len(cands), [self.configs[k] for k in known] + cands)
+        self.generation: list[str] = known + [c.key for c in first]
+        self.pending: list[Config] = first
+
+    def propose(self, n: int) -> list[Config]:
+        """The next ``n`` configs of the current generation (breeding a new one when it is
+        all proposed); an empty list only when nothing new can be made."""
+        if not self.pending:
+            self._evolve()
+        out, self.pending = self.pending[:n], self.pending[n:]
+        return out
+
+    def tell(self, results: Sequence[MeasureResult]) -> None:
+        """Record the measured performance of the configs last proposed."""
+        for r in results:
+            self._learn(r)
+
+    # -- Algorithm 1 -------------------------------------------------------------------
+    def _learn(self, r: MeasureResult) -> None:
+        key = r.config.key
+        self.seen.add(key)
+        self.configs[key] = r.config
+        self.perf[key] = max(self.perf.get(key, 0.0), performance(r))
+
+    def _rank_key(self, key: str) -> tuple[float, str]:
+        return (-self.perf.get(key, 0.0), key)
+
+    def _update_elite_genes(self) -> None:
+        """EliteGenes: the genes that made the top-k individuals measured so far."""
+        top = sorted(self.perf, key=self._rank_key)[:self.elite]
+        elite: dict[str, list[Any]] = {}
+        for key in top:
+            if key in self.genes and self.perf[key] > 0:
+                name, value = self.genes[key]
+                if value not in elite.setdefault(name, []):
+                    elite[name].append(value)
+        self.elite_genes = elite
+
+    def _evolve(self) -> None:
+        measured = [k for k in self.generation if k in self.perf]
+        if not self.perf:  # nothing measured at all (not even told): sample again
+            self.pending = self._fill(self.population_size, [])
+            self.generation = [c.key for c in self.pending]
+            return
+        self.generations += 1
+        self._update_elite_genes()
+        best_all = min(self.perf, key=self._rank_key)
+        keep = [best_all]
+        if measured:
+            best_child = min(measured, key=self._rank_key)
+            if best_child != best_all:
+                keep.append(best_child)
+        pool = sorted(set(measured) | {best_all})
+        parents = select_proportional(
+            self.rng, [(self.configs[k], self.perf[k]) for k in pool], self.population_size,
+            keep=[self.configs[k] for k in keep])
+        ranked = sorted(parents, key=lambda c: self._rank_key(c.key))
+        children = self._breed(ranked)
+        children += self._fill(self.population_size - len(children), ranked + children)
+        self.generation = [c.key for c in children]
+        self.pending = children
+
+    def _accept(self, child: Config, gene: Gene | None, out: list[Config]) -> bool:
+        if child.key in self.seen or self.space.validate(child) is not None:
+            return False
+        self.seen.add(child.key)
+        if gene is not None:
+            self.genes[child.key] = gene
+        out.append(child)
+        return True
+
+    def _breed(self, ranked: list[Config]) -> list[Config]:
+        """Guided crossover or guided mutation, child by child, until P new configs."""
+        out: list[Config] = []
+        for _ in range(self.population_size * _ATTEMPTS_PER_CHILD):
+            if len(out) >= self.population_size:
+                break
+            made = None
+            if len(ranked) >= 2 and self.rng.random() < self.crossover_prob:
+                a = pick_rank_proportional(self.rng, ranked)
+                b = pick_rank_proportional(self.rng, ranked)
+                made = crossover(self.rng, a, b, self.space)
+            else:
+                parent = pick_rank_proportional(self.rng, ranked)
+                if self.elite_genes and self.rng.random() < self.elite_mutation_prob:
+                    made = mutate_elite(self.rng, parent, self.elite_genes)
+                if made is None:
+                    made = mutate_expertise(self.rng, parent, self.space)
+            if made is not None:
+                self._accept(*made, out)
+        return out
+
+    def _fill(self, count: int, parents: list[Config]) -> list[Config]:
+        """``count`` new configs when history or breeding could not provide them:
+        expertise mutations of ``parents`` first, then samples of the space."""
+        out: list[Config] = []
+        if count <= 0:
+            return out
+        for _ in range(count * _ATTEMPTS_PER_CHILD if parents else 0):
+            if len(out) >= count:
+                break
+            made = mutate_expertise(self.rng, self.rng.choice(parents), self.space)
+            if made is not None:
+                self._accept(*made, out)
+        misses = 0
+        while len(out) < count and misses < _MAX_SAMPLE_MISSES:
+            cfg = self.space.sample(self.rng)
+            if cfg is None or not self._accept(cfg, None, out):
+                misses += 1
+        return out

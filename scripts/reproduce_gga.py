@@ -1,0 +1,479 @@
+"""Leave-one-out reproduction of history-driven tuning (GGA and TL, Mu et al.) on the
+ResNet-18 convolutions of the built-in suite (group ``resnet18_conv``).
+
+1. Every layer involved is tuned once with ``xgb`` (AutoTVM's XGBoost tuner, no
+   history) into the base history database ``--db``. These runs are both the history
+   and the ``xgb`` reference: "95%" below means 95% of the best GFLOPS xgb found with
+   its whole budget.
+2. Each evaluated layer X is then tuned with ``gga``, ``tl``, ``tl`` without filter,
+   ``ga`` and ``fallback``, each in its own database seeded with the base history of the
+   OTHER layers (so no searcher sees X's measurements by xgb or by another searcher).
+3. A "pruned" X' (odd channel counts C-3 and K-3 that share no factor with the powers of
+   two of the suite) is tuned the same way with the whole base history, and with
+   ``xgb`` as reference.
+
+Reported per layer: best GFLOPS, trials and wall seconds to reach the 95% mark, the
+area under the best-so-far curve (mean of best-so-far / xgb best over the budget), the
+match score the ``auto`` dispatcher would see, and a PNG of best-so-far vs trials.
+
+Every measurement stays in the databases: rerunning the same command measures nothing
+again (runs resume; a larger ``--trials`` continues them), so the full experiment can be
+spread over several invocations. Wall seconds are taken from the measurements' commit
+times relative to the run's start, so an interrupted and resumed run includes the gap.
+
+    python scripts/reproduce_gga.py --smoke                      # minutes: CI smoke test
+    python scripts/reproduce_gga.py --layers r18_l2,r18_l3 --trials 48 --db runs/gga/base.db
+    python scripts/reproduce_gga.py --trials 500 --db runs/gga/base.db   # many hours
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import shlex
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+os.environ.setdefault("TVM_NUM_THREADS", str(len(os.sched_getaffinity(0))))
+
+from sqlmodel import Session, select  # noqa: E402
+
+from history.models import MeasurementRow, RunRow, TaskRow  # noqa: E402
+from history.similarity import best_match_score  # noqa: E402
+from history.store import HistoryStore  # noqa: E402
+from orchestrator.loop import TuneOptions, build_space, tune  # noqa: E402
+from orchestrator.manager import Plugins  # noqa: E402
+from orchestrator.result import MeasureStatus  # noqa: E402
+from orchestrator.suite import read_suite, select as select_tasks  # noqa: E402
+from orchestrator.target import TargetInfo  # noqa: E402
+from orchestrator.task import Task  # noqa: E402
+
+GROUP = "resnet18_conv"
+REFERENCE = "xgb"
+MARK = 0.95
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One searcher setting compared on a layer."""
+
+    name: str
+    searcher: str
+    options: dict[str, Any] = field(default_factory=dict)
+    uses_history: bool = True
+
+
+VARIANTS: tuple[Variant, ...] = (
+    Variant("gga", "gga"),
+    Variant("tl", "tl"),
+    Variant("tl-nofilter", "tl", {"filter": False}),
+    Variant("ga", "ga", uses_history=False),
+    Variant("fallback", "fallback"),
+)
+XGB = Variant(REFERENCE, "xgb", uses_history=False)
+# Smaller plans and populations so that a few dozen trials still show every mechanism.
+SMOKE_OPTIONS: dict[str, dict[str, Any]] = {
+    "xgb": {"plan_size": 8, "sa_iters": 100, "sa_chains": 64},
+    "tl": {"plan_size": 8, "sa_iters": 100, "sa_chains": 64},
+    "gga": {"population": 8, "elite": 4},
+    "ga": {"population": 8, "elite": 2},
+}
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """What to run and where; ``budgets`` maps variant names to trial counts."""
+
+    layers: tuple[Task, ...]
+    history_layers: tuple[Task, ...]
+    trials: int
+    budgets: dict[str, int]
+    db: Path
+    work: Path
+    out: Path
+    target: TargetInfo
+    plugins: Plugins
+    measurer: str = "local"
+    space_generator: str | None = None
+    measurer_options: dict[str, Any] = field(default_factory=dict)
+    searcher_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    seed: int = 0
+    batch_size: int = 8
+    pruned: bool = True
+    log: Callable[[str], None] = print
+
+    def budget(self, variant: str) -> int:
+        return 1 if variant == "fallback" else self.budgets.get(variant, self.trials)
+
+    def options(self, v: Variant) -> TuneOptions:
+        opts = {**self.searcher_options.get(v.searcher, {}), **v.options}
+        return TuneOptions(searcher=v.searcher, measurer=self.measurer,
+                           space_generator=self.space_generator, trials=self.budget(v.name),
+                           seed=self.seed, batch_size=self.batch_size, searcher_options=opts,
+                           measurer_options=dict(self.measurer_options))
+
+
+@dataclass(frozen=True)
+class Curve:
+    """Best-so-far GFLOPS and elapsed wall seconds after each trial of one run."""
+
+    best: tuple[float, ...]
+    seconds: tuple[float, ...]
+    period: tuple[str, str] | None = None  # first and last measurement (UTC, ISO)
+
+    @property
+    def final(self) -> float:
+        return self.best[-1] if self.best else 0.0
+
+    def reach(self, level: float) -> tuple[int | None, float | None]:
+        """(trials, seconds) when best-so-far first reached ``level`` (None if never)."""
+        for i, b in enumerate(self.best):
+            if b >= level and level > 0:
+                return i + 1, self.seconds[i]
+        return None, None
+
+    def area(self, reference: float, trials: int) -> float:
+        """Mean of best-so-far / reference over ``trials`` (the last value held)."""
+        if not self.best or reference <= 0 or trials <= 0:
+            return 0.0
+        vals = [self.best[min(i, len(self.best) - 1)] / reference for i in range(trials)]
+        return sum(vals) / trials
+
+
+# -- tasks ------------------------------------------------------------------------------
+
+def resnet_layers() -> list[Task]:
+    """The ``resnet18_conv`` group of the built-in suite, in suite order."""
+    data = json.loads(resources.files("orchestrator").joinpath("suites/default.json").read_text())
+    return select_tasks(read_suite(), [e["name"] for e in data[GROUP]])
+
+
+def pruned(task: Task) -> Task:
+    """``task`` with odd channel counts (C-3 unless C is 3, K-3)."""
+    p = dict(task.params)
+    if p["C"] > 3:
+        p["C"] -= 3
+    p["K"] -= 3
+    return Task.create(task.op, p, name=f"{task.name}_pruned")
+
+
+# -- running ----------------------------------------------------------------------------
+
+def _run_db(exp: Experiment, task: Task, variant: Variant) -> Path:
+    return exp.work / (task.name or task.key_hash) / f"{variant.name}.db"
+
+
+def seed_history(base: HistoryStore, path: Path, tasks: Sequence[Task], target: TargetInfo) -> None:
+    """Create ``path`` holding the base history of ``tasks`` on ``target`` (once: a
+    database that exists is complete, as it is written to a temporary name first)."""
+    if path.exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".seeding")
+    for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+        leftover.unlink(missing_ok=True)
+    dest = HistoryStore.open(tmp)
+    try:
+        src_target = base.find_target(target)
+        dst_target = dest.ensure_target(target)
+        for task in tasks:
+            src_task = base.find_task(task)
+            if src_task is None or src_target is None:
+                continue
+            dest.record(run_id=None, task_id=dest.ensure_task(task), target_id=dst_target,
+                        results=base.results(src_task, src_target))
+    finally:
+        dest.close()
+    tmp.rename(path)
+
+
+def run(exp: Experiment, task: Task, variant: Variant, db: HistoryStore | Path) -> None:
+    """Tune ``task`` with ``variant`` (resumes; measures nothing twice)."""
+    exp.log(f"  {task.name}: {variant.name} ({exp.budget(variant.name)} trials)")
+    store = db if isinstance(db, HistoryStore) else HistoryStore.open(db)
+    try:
+        tune(task, target=exp.target, options=exp.options(variant), db=store, plugins=exp.plugins)
+    finally:
+        if store is not db:
+            store.close()
+
+
+def run_all(exp: Experiment) -> None:
+    """Steps 1 to 3 of the module docstring."""
+    exp.db.parent.mkdir(parents=True, exist_ok=True)
+    base = HistoryStore.open(exp.db)
+    try:
+        exp.log(f"xgb history and reference runs -> {exp.db}")
+        for task in dict.fromkeys([*exp.history_layers, *exp.layers]):
+            run(exp, task, XGB, base)
+        for task in exp.layers:
+            others = [t for t in exp.history_layers if t.key != task.key]
+            exp.log(f"leave-one-out {task.name}: history of {len(others)} other layers")
+            for v in VARIANTS:
+                path = _run_db(exp, task, v)
+                seed_history(base, path, others if v.uses_history else [], exp.target)
+                run(exp, task, v, path)
+            if exp.pruned:
+                p = pruned(task)
+                exp.log(f"pruned {p.name} ({p.label()})")
+                for v in (*VARIANTS, XGB):
+                    path = _run_db(exp, p, v)
+                    seed_history(base, path, exp.history_layers if v.uses_history else [],
+                                 exp.target)
+                    run(exp, p, v, path)
+    finally:
+        base.close()
+
+
+# -- measuring the runs -----------------------------------------------------------------
+
+def curve(db: Path, task: Task, searcher: str, trials: int) -> Curve:
+    """The first ``trials`` trials of the newest ``searcher`` run of ``task`` in ``db``."""
+    if not db.exists():
+        return Curve((), ())
+    store = HistoryStore.open(db, create=False)
+    try:
+        with Session(store.engine) as s:
+            row = s.exec(select(RunRow).join(TaskRow, TaskRow.id == RunRow.task_id)
+                         .where(TaskRow.key_hash == task.key_hash, RunRow.searcher == searcher)
+                         .order_by(RunRow.id.desc())).first()  # type: ignore[union-attr]
+            if row is None:
+                return Curve((), ())
+            run_id, started = row.id, row.started_at
+        records = store.records(where=[MeasurementRow.run_id == run_id])[:trials]
+    finally:
+        store.close()
+    best, seconds, top = [], [], 0.0
+    period = (records[0].created_at[:19], records[-1].created_at[:19]) if records else None
+    for rec in records:
+        if rec.result.status is MeasureStatus.OK:
+            top = max(top, rec.result.gflops(task.flops))
+        best.append(top)
+        created = datetime.datetime.fromisoformat(rec.created_at)
+        seconds.append(max((_naive(created) - _naive(started)).total_seconds(), 0.0))
+    return Curve(tuple(best), tuple(seconds), period)
+
+
+def _naive(t: datetime.datetime) -> datetime.datetime:
+    return t.replace(tzinfo=None) if t.tzinfo else t
+
+
+@dataclass(frozen=True)
+class LayerResult:
+    task: Task
+    reference: float
+    match: float
+    curves: dict[str, Curve]
+
+
+def layer_result(exp: Experiment, task: Task, is_pruned: bool) -> LayerResult:
+    curves: dict[str, Curve] = {}
+    for v in (*VARIANTS, XGB):
+        db = _run_db(exp, task, v) if (v is not XGB or is_pruned) else exp.db
+        curves[v.name] = curve(db, task, v.searcher, exp.budget(v.name))
+    ref = curves[REFERENCE].final
+    store = HistoryStore.open(_run_db(exp, task, VARIANTS[0]), create=False) \
+        if _run_db(exp, task, VARIANTS[0]).exists() else None
+    match = 0.0
+    if store is not None:
+        try:
+            _, space = build_space(exp.plugins, task, exp.target,
+                                   TuneOptions(space_generator=exp.space_generator))
+            match = best_match_score(store.reader(), space, exp.target)
+        finally:
+            store.close()
+    return LayerResult(task, ref, match, curves)
+
+
+# -- reporting --------------------------------------------------------------------------
+
+def _fmt(x: float | int | None, spec: str = ".1f") -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return "-" if a is None or b is None or b <= 0 else f"{a / b:.1f}x"
+
+
+def report_rows(res: LayerResult, exp: Experiment) -> list[str]:
+    rows = []
+    mark = MARK * res.reference
+    for name, c in res.curves.items():
+        t95, s95 = c.reach(mark)
+        area = c.area(res.reference, exp.budget(name) if name != "fallback" else exp.trials)
+        rows.append(f"| {res.task.name} | {name} | {len(c.best)} | {_fmt(c.final)} | "
+                    f"{_fmt(t95, 'd')} | {_fmt(s95)} | {area:.3f} |")
+    return rows
+
+
+def verdicts(res: LayerResult, exp: Experiment) -> list[str]:
+    """The paper's claims, checked on one layer."""
+    mark = MARK * res.reference
+    _, gga_s = res.curves["gga"].reach(mark)
+    _, xgb_s = res.curves["xgb"].reach(mark)
+    _, ga_s = res.curves["ga"].reach(mark)
+    out = [f"match score {res.match:.3f} (auto would run {'gga' if res.match >= 0.75 else 'tl'})"]
+    out.append(f"gga time to {MARK:.0%} of xgb best: {_fmt(gga_s)} s; xgb {_fmt(xgb_s)} s "
+               f"(speed-up {_ratio(xgb_s, gga_s)}, target >= 5x); ga {_fmt(ga_s)} s "
+               f"(speed-up {_ratio(ga_s, gga_s)}, target >= 3x)")
+    if res.reference > 0:
+        out.append(f"gga final best / xgb final best: {res.curves['gga'].final / res.reference:.3f} "
+                   "(target >= 0.98)")
+    a_tl = res.curves["tl"].area(res.reference, exp.budget("tl"))
+    a_nf = res.curves["tl-nofilter"].area(res.reference, exp.budget("tl-nofilter"))
+    out.append(f"tl area {a_tl:.3f} vs tl without filter {a_nf:.3f} "
+               f"({'faster' if a_tl > a_nf else 'not faster'} with the filter)")
+    return out
+
+
+def plot(res: LayerResult, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for name, c in res.curves.items():
+        if c.best:
+            xs = range(1, len(c.best) + 1)
+            ax.plot(xs, c.best, label=name, marker="o" if len(c.best) == 1 else None)
+    if res.reference > 0:
+        ax.axhline(MARK * res.reference, color="grey", linestyle="--", linewidth=0.8,
+                   label=f"{MARK:.0%} of xgb best")
+    ax.set_xlabel("trials")
+    ax.set_ylabel("best GFLOPS so far")
+    ax.set_title(f"{res.task.name}: {res.task.label().split('(', 1)[-1].rstrip(')')}", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def report(exp: Experiment, header: str, command: str) -> Path:
+    """Write ``gga-report.md`` and one PNG per layer into ``exp.out``; returns the report."""
+    exp.out.mkdir(parents=True, exist_ok=True)
+    lines = ["# GGA / TL leave-one-out reproduction", "", header, "",
+             f"Command: `{command}`", "",
+             f"Budget per searcher: {exp.trials} trials (fallback: 1)"
+             + (f", overrides {exp.budgets}" if exp.budgets else "") + f"; seed {exp.seed}; "
+             f"searcher options {json.dumps(exp.searcher_options) if exp.searcher_options else 'defaults'}.",
+             "", "| layer | searcher | trials | best GFLOPS | trials to 95% | seconds to 95% | area |",
+             "|---|---|---|---|---|---|---|"]
+    notes = []
+    results = [(t, False) for t in exp.layers] + ([(pruned(t), True) for t in exp.layers]
+                                                  if exp.pruned else [])
+    layer_results = []
+    for task, is_pruned in results:
+        res = layer_result(exp, task, is_pruned)
+        layer_results.append(res)
+        lines += report_rows(res, exp)
+        png = exp.out / f"gga-{task.name}.png"
+        plot(res, png)
+        notes.append(f"- **{task.name}** ({task.label()}): " + "; ".join(verdicts(res, exp))
+                     + f" ![{task.name}]({png.name})")
+    periods = [c.period for r in layer_results for c in r.curves.values() if c.period]
+    if periods:
+        lines[4:4] = [f"Measured from {min(p[0] for p in periods)} to "
+                      f"{max(p[1] for p in periods)} UTC.", ""]
+    lines += ["", "Per layer:", "", *notes, ""]
+    path = exp.out / "gga-report.md"
+    path.write_text("\n".join(lines))
+    return path
+
+
+# -- command line -----------------------------------------------------------------------
+
+def _options(items: Sequence[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from machine import machine_header
+
+    from orchestrator.manager import load_plugins
+    from orchestrator.target import detect_host
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--layers", help="comma-separated layers to leave out [all resnet18_conv]")
+    ap.add_argument("--history-layers", help="layers whose xgb runs form the history [all]")
+    ap.add_argument("--trials", type=int, help="trial budget per searcher [500; smoke 8]")
+    ap.add_argument("--budget", action="append", default=[], metavar="VARIANT=TRIALS",
+                    help="budget of one variant (gga, tl, tl-nofilter, ga, xgb)")
+    ap.add_argument("--db", default="runs/gga/base.db", help="base history database [%(default)s]")
+    ap.add_argument("--work", help="directory of the per-run databases [next to --db]")
+    ap.add_argument("--out", help="report and PNG directory [docs/results; smoke: WORK/report]")
+    ap.add_argument("--searcher-opt", action="append", default=[], metavar="SEARCHER:KEY=VALUE",
+                    help="option of one searcher, e.g. xgb:plan_size=16 (repeatable)")
+    ap.add_argument("--space", help="space generator [first that supports conv2d: cpu]")
+    ap.add_argument("--measurer", default="local")
+    ap.add_argument("--measurer-opt", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--no-pruned", action="store_true", help="skip the pruned variants")
+    ap.add_argument("--report-only", action="store_true", help="report what the databases hold")
+    ap.add_argument("--smoke", action="store_true",
+                    help="CI smoke test: layer r18_l4ds with r18_l3ds as history, 8 trials each")
+    args = ap.parse_args(argv)
+
+    all_layers = resnet_layers()
+    by_name = {t.name: t for t in all_layers}
+
+    def named(text: str | None, default: list[Task]) -> tuple[Task, ...]:
+        if not text:
+            return tuple(default)
+        unknown = [n for n in text.split(",") if n not in by_name]
+        if unknown:
+            ap.error(f"unknown layer(s) {', '.join(unknown)}; known: {', '.join(by_name)}")
+        return tuple(by_name[n] for n in text.split(","))
+
+    if args.smoke:
+        layers = named(args.layers, [by_name["r18_l4ds"]])
+        history = named(args.history_layers, [by_name["r18_l3ds"], by_name["r18_l4ds"]])
+        trials = args.trials or 8
+    else:
+        layers = named(args.layers, all_layers)
+        history = named(args.history_layers, all_layers)
+        trials = args.trials or 500
+    searcher_options = {k: dict(v) for k, v in (SMOKE_OPTIONS if args.smoke else {}).items()}
+    for item in args.searcher_opt:
+        name, sep, rest = item.partition(":")
+        if not sep or "=" not in rest:
+            ap.error(f"--searcher-opt takes SEARCHER:KEY=VALUE, got {item!r}")
+        searcher_options.setdefault(name, {}).update(_options([rest]))
+    db = Path(args.db)
+    work = Path(args.work) if args.work else db.parent / f"{db.stem}-runs"
+    out = Path(args.out) if args.out else (work / "report" if args.smoke else Path("docs/results"))
+    exp = Experiment(
+        layers=layers, history_layers=history, trials=trials,
+        budgets={k: int(v) for k, v in _options(args.budget).items()}, db=db, work=work, out=out,
+        target=detect_host(), plugins=load_plugins(), measurer=args.measurer,
+        space_generator=args.space,
+        measurer_options=_options(args.measurer_opt),
+        searcher_options=searcher_options, seed=args.seed,
+        batch_size=args.batch_size, pruned=not args.no_pruned)
+    if not args.report_only:
+        run_all(exp)
+    command = "python scripts/reproduce_gga.py " + " ".join(
+        shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    path = report(exp, machine_header(), command.strip())
+    print(f"report: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

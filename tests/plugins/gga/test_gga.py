@@ -1,0 +1,124 @@
+"""The gga searcher: conformance, guided operators, history candidates, no-history fallback."""
+
+from __future__ import annotations
+
+import random
+
+from history.similarity import candidate_configs, rank_history
+from orchestrator.space import ChoiceKnob, Config, SplitKnob, divisors
+from orchestrator.testing import SearcherConformance, toy_latency, toy_results, toy_space
+from orchestrator.testing.conformance import TOY_TARGET
+from orchestrator.testing.replay import ReplayMeasurer
+from plugins.gga.operators import (
+    crossover,
+    expertise_values,
+    mutate_elite,
+    mutate_expertise,
+    select_proportional,
+)
+from plugins.gga.searcher import GuidedGA
+from tests.plugins.gga.fake_history import FAR, NEAR, context, toy_history
+
+
+class TestGGAConformance(SearcherConformance):
+    def create_searcher(self):
+        return GuidedGA()
+
+
+A = Config.of({"tile_m": (4, 4, 4), "tile_n": (4, 1, 16), "tile_k": (8, 8), "unroll": 16})
+B = Config.of({"tile_m": (16, 2, 2), "tile_n": (4, 1, 16), "tile_k": (4, 16), "unroll": 64})
+
+
+def test_crossover_switches_exactly_one_gene_from_the_other_parent():
+    space = toy_space()
+    for seed in range(20):
+        child, (name, value) = crossover(random.Random(seed), A, B, space)
+        changed = [k.name for k in space.knobs if child[k.name] != A[k.name]]
+        assert changed == [name] and value == B[name] and name in ("tile_m", "tile_k", "unroll")
+    assert crossover(random.Random(0), A, A, space) is None
+
+
+def test_elite_mutation_takes_a_gene_from_the_elite_dictionary():
+    elite = {"unroll": [64], "tile_k": [(8, 8), (2, 32)]}
+    for seed in range(20):
+        child, (name, value) = mutate_elite(random.Random(seed), A, elite)
+        assert value in elite[name] and child[name] == value and A[name] != value
+    assert mutate_elite(random.Random(0), A, {"unroll": [16]}) is None
+
+
+def test_expertise_mutation_uses_divisors_of_the_extent_and_small_factors_only():
+    knob = SplitKnob.perfect("t", 24, 3)
+    values = expertise_values(knob, (6, 2, 2))
+    assert values and all(v in knob.choices for v in values)
+    for v in values:
+        diffs = [i for i in (1, 2) if v[i] != (6, 2, 2)[i]]
+        assert len(diffs) == 1  # one inner factor changed, the outer one recomputed
+        assert v[diffs[0]] in divisors(24)
+    # an extent that 4 does not divide never gets a 4; one 2 cannot be made 4 either
+    odd = SplitKnob.perfect("o", 6, 2)
+    assert expertise_values(odd, (3, 2)) == [(6, 1), (2, 3), (1, 6)]
+    unroll = ChoiceKnob("u", (0, 16, 64))
+    assert expertise_values(unroll, 16) == [0, 64] and expertise_values(unroll, 0) == [16]
+    space = toy_space()
+    child, (name, value) = mutate_expertise(random.Random(1), A, space)
+    assert child[name] == value and value in expertise_values(space.knob(name), A[name])
+
+
+def test_next_population_is_drawn_by_performance_and_keeps_the_best():
+    rng = random.Random(0)
+    scored = [(A, 0.0), (B, 5.0)]
+    assert select_proportional(rng, scored, 8, keep=[A]) == [A] + [B] * 7
+    assert select_proportional(rng, [(A, 0.0), (B, 0.0)], 3)  # all failed: uniform
+
+
+def test_first_generation_comes_from_history_by_filtering_metric():
+    history = toy_history([*NEAR, *FAR])
+    s = GuidedGA()
+    s.start(context(history))
+    expected = candidate_configs(rank_history(history, toy_space(), TOY_TARGET), toy_space(), 16)
+    assert s.from_history == 16
+    first = s.propose(8) + s.propose(8)
+    assert [c.key for c in first] == [c.key for c, _ in expected]
+
+
+def _run(searcher, generations: int, history=None, population: int = 16):
+    space = toy_space()
+    measurer = ReplayMeasurer(results=toy_results(space))
+    searcher.start(context(history))
+    gens = []
+    for _ in range(generations):
+        gen = searcher.propose(population)
+        gens.append(gen)
+        searcher.tell(measurer.measure(space, TOY_TARGET, gen))
+    return gens
+
+
+def test_children_come_from_guided_operators_only():
+    s = GuidedGA()
+    gens = _run(s, 4, toy_history(NEAR))
+    for gen in gens[1:]:
+        assert len(gen) == 16
+        assert all(c.key in s.genes for c in gen)  # every child has its changed gene recorded
+    assert s.generations == 3
+    s.propose(1)  # breeds generation 5 from everything measured
+    assert s.elite_genes  # genes of the top individuals guide later mutations
+    top = sorted(s.perf, key=lambda k: (-s.perf[k], k))[:s.elite]
+    for name, values in s.elite_genes.items():
+        assert all((name, v) in {s.genes.get(k) for k in top} for v in values)
+
+
+def test_gga_improves_on_its_history_candidates():
+    s = GuidedGA()
+    gens = _run(s, 5, toy_history(NEAR))
+    best_first = min(toy_latency(c) for c in gens[0])
+    best_later = min(toy_latency(c) for g in gens[1:] for c in g)
+    assert best_later <= best_first
+
+
+def test_without_history_the_first_generation_is_sampled_and_search_goes_on():
+    s = GuidedGA()
+    gens = _run(s, 3, None)
+    assert s.from_history == 0
+    assert all(len(g) == 16 for g in gens)
+    keys = [c.key for g in gens for c in g]
+    assert len(keys) == len(set(keys))
