@@ -49,10 +49,9 @@ class CpuTemplates:
         """The template's knobs for ``task`` with a check that rejects poor configs."""
         fam = family(task)
         knobs = tuple(fam.knobs(task, target))
-        notes = [f"template {fam.__name__.rsplit('.', 1)[-1]}"]
         check: Any = fam.make_check(task, target, list(knobs))
         space = Space(task=task, generator=GENERATOR, knobs=knobs, schedule_fn=SCHEDULE_FN,
-                      check=check, notes=tuple(notes))
+                      check=check, notes=(f"template {fam.__name__.rsplit('.', 1)[-1]}",))
         # Thresholds are lowered per axis to what the shape allows, but together they
         # can still exclude everything on odd shapes: then keep only the hard limit,
         # and as a last resort no check at all.

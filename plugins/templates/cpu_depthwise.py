@@ -137,17 +137,8 @@ def apply(sch: Any, task: Task, config: Config, target: TargetInfo) -> None:
 
     par = sch.fuse(n, c0, y0)
     padded = find_block(sch, s.pad_block)
-    if padded is None:
-        pass
-    elif pad == "inline":
-        sch.compute_inline(padded)
-    elif pad == "tile":
-        sch.compute_at(padded, x0)
-        sch.vectorize(sch.get_loops(padded)[-1])
-    else:
-        loops = sch.get_loops(padded)
-        sch.vectorize(loops[-1])
-        sch.parallel(sch.fuse(*loops[:2]))
+    if padded is not None:
+        _place_padding(sch, padded, pad, x0)
     sch.parallel(par)
     annotate_unroll(sch, par, unroll)
     sch.unroll(c2)
@@ -155,3 +146,17 @@ def apply(sch: Any, task: Task, config: Config, target: TargetInfo) -> None:
     sch.vectorize(x2)
     sch.decompose_reduction(block, r)
     sch.vectorize(sch.get_loops(writeback)[-1])
+
+
+def _place_padding(sch: Any, padded: Any, pad: str, tile_loop: Any) -> None:
+    """Inline the padded input, compute it per tile at ``tile_loop``, or compute it
+    once at the root (parallel, vectorized)."""
+    if pad == "inline":
+        sch.compute_inline(padded)
+    elif pad == "tile":
+        sch.compute_at(padded, tile_loop)
+        sch.vectorize(sch.get_loops(padded)[-1])
+    else:
+        loops = sch.get_loops(padded)
+        sch.vectorize(loops[-1])
+        sch.parallel(sch.fuse(*loops[:2]))

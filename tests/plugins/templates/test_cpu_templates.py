@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+import sys
 
 import numpy as np
 import pytest
@@ -208,3 +209,25 @@ def test_check_is_picklable_for_worker_processes(gen, target):
     check = pickle.loads(pickle.dumps(space.check))
     cfg = space.sample(random.Random(0))
     assert check(cfg) == space.check(cfg) is None
+
+
+def test_bench_script_helpers_without_tuning(monkeypatch):
+    """scripts/bench_vs_peers.py: workloads, the shared timing routine and the table."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "scripts" / "bench_vs_peers.py"
+    spec = importlib.util.spec_from_file_location("bench_vs_peers_under_test", path)
+    bench = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, bench)  # dataclasses look themselves up
+    spec.loader.exec_module(bench)
+    r18, bert = bench.load_workloads(["r18_l2", "bert_ffn1"])
+    assert (r18.op, r18.params["C"], r18.params["pad"]) == ("conv2d", 128, 1)
+    assert (bert.op, bert.params["N"]) == ("dense", 3072)
+    calls = []
+    entries = [bench.Entry("torch", run=lambda: calls.append(1)), bench.Entry("ms"),
+               bench.Entry("ours", run=lambda: calls.append(2))]
+    bench.time_side_by_side(entries, rounds=2, min_seconds=0.001, quiet_wait=0.0)
+    assert len(entries[0].latencies) == 2 and not entries[1].latencies
+    text = bench.render([(bert, entries)], trials=4, ms_trials=0, mcpu="test")
+    assert "| bert_ffn1 |" in text and "n/a" in text and "TVM_NUM_THREADS" in text
