@@ -78,7 +78,7 @@ class BuildHandler:
         target = TargetInfo.from_dict(req["target"])
         config = Config.of(req["config"])
         try:
-            mod = _as_module(self.tvm, fn(task, config, target))
+            mod = as_module(fn(task, config, target))
         except InvalidConfigError as exc:
             return _fail("invalid_config", describe_exception(exc))
         except Exception as exc:
@@ -93,8 +93,11 @@ class BuildHandler:
         return {"status": "ok", "path": path}
 
 
-def _as_module(tvm: Any, value: Any) -> Any:
-    """Accept an IRModule, an s_tir Schedule (its ``mod``) or a bare PrimFunc."""
+def as_module(value: Any) -> Any:
+    """Accept what a schedule function may return: an IRModule, an s_tir Schedule (its
+    ``mod``) or a bare PrimFunc; returns the IRModule."""
+    import tvm
+
     if isinstance(value, tvm.IRModule):
         return value
     if isinstance(getattr(value, "mod", None), tvm.IRModule):

@@ -195,6 +195,9 @@ def worker_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 class WorkerPool:
+    # The class of the processes this pool starts (subclasses run other entry points).
+    worker_class: type[Worker] = Worker
+
     """Up to ``size`` persistent workers of one role, started lazily and restarted as needed."""
 
     _serial = itertools.count()
@@ -227,7 +230,7 @@ class WorkerPool:
         while len(self.workers) < want:
             log = self.log_dir / f"{self.role}-{next(self._serial)}.log"
             try:
-                worker = Worker(self.role, self.env, log)
+                worker = self.worker_class(self.role, self.env, log)
             except OSError as exc:  # fork failed: no memory, too many processes
                 self._start_failures += 1
                 self._start_error = describe_exception(exc)

@@ -32,7 +32,8 @@ from plugins.tuna.datamove import LINE_BYTES, data_movement
 from plugins.tuna.isa import isa_for
 from plugins.tuna.loopmap import count_program
 from plugins.tuna.looptree import loop_tree
-from plugins.tuna.lowering import as_module, lower_and_codegen
+from plugins.measure.worker import as_module
+from plugins.tuna.lowering import lower_and_codegen
 from plugins.tuna.tirwalk import lowered_loops
 
 FEATURES: tuple[str, ...] = ("fma", "vload", "vstore", "other", "ilp", "l1", "l2")

@@ -32,16 +32,3 @@ def lower_and_codegen(mod: Any, tvm_target: Any) -> Lowered:
     host = finalize_host()(host)
     runtime = tir_to_runtime(host, devices, tvm_target)
     return Lowered(lowered, runtime.inspect_source("asm"))
-
-
-def as_module(value: Any) -> Any:
-    """Accept what a schedule function may return: an IRModule, a Schedule, a PrimFunc."""
-    import tvm
-
-    if isinstance(value, tvm.IRModule):
-        return value
-    if isinstance(getattr(value, "mod", None), tvm.IRModule):
-        return value.mod
-    if isinstance(value, tvm.tirx.PrimFunc):
-        return tvm.IRModule({"main": value})
-    raise TypeError(f"the schedule function returned {type(value).__name__}, not an IRModule")

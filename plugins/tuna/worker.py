@@ -62,19 +62,7 @@ class AnalysisWorker(Worker):
 class AnalysisPool(WorkerPool):
     """A :class:`WorkerPool` of analysis workers."""
 
-    def start(self, count: int | None = None) -> None:
-        want = self.size if count is None else min(self.size, count)
-        while len(self.workers) < want:
-            log = self.log_dir / f"{self.role}-{next(self._serial)}.log"
-            try:
-                worker = AnalysisWorker(self.role, self.env, log)
-            except OSError as exc:
-                self._start_failures += 1
-                self._start_error = describe_exception(exc)
-                return
-            self.workers.append(worker)
-            self._procs[:] = [w.proc for w in self.workers]
-            self.started += 1
+    worker_class = AnalysisWorker
 
 
 def main() -> int:
