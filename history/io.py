@@ -12,7 +12,7 @@ from history.store import HistoryStore, Record
 from orchestrator.errors import HistoryError, OrchestratorError
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import Config
-from orchestrator.target import TargetInfo
+from orchestrator.target import TargetInfo, freeze_tvm_json
 from orchestrator.task import Task
 
 CSV_FIELDS = ("task", "target", "config", "status", "latency", "latencies", "build_seconds",
@@ -85,32 +85,33 @@ def import_records(store: HistoryStore, path: Path, fmt: str) -> tuple[int, int]
             parsed.append((task, row["target"], result))
     except OSError as exc:
         raise HistoryError(f"cannot read {path}: {exc.strerror or exc}") from None
-    imported = skipped = 0
-    ids: dict[tuple[str, str], tuple[int, int, set[tuple[str, str]]]] = {}
+    skipped = 0
+    # Per (task, target): ids, the (config, samples) already stored, and what to add.
+    groups: dict[tuple[str, str], tuple[int, int, set[tuple[str, str]], list[MeasureResult]]] = {}
     for task, target_json, result in parsed:
         target = _target_stub(target_json)
         k = (task.key, target.key)
-        if k not in ids:
+        if k not in groups:
             tid, gid = store.ensure_task(task), store.ensure_target(target)
             existing = {(r.config.key, json.dumps(list(r.latencies)))
                         for r in store.results(tid, gid)}
-            ids[k] = (tid, gid, existing)
-        tid, gid, existing = ids[k]
+            groups[k] = (tid, gid, existing, [])
+        _, _, existing, new = groups[k]
         sig = (result.config.key, json.dumps(list(result.latencies)))
         if sig in existing:
             skipped += 1
             continue
         existing.add(sig)
-        store.record(run_id=None, task_id=tid, target_id=gid, results=[result])
-        imported += 1
+        new.append(result)
+    imported = sum(store.record(run_id=None, task_id=tid, target_id=gid, results=new)
+                   for tid, gid, _, new in groups.values())
     return imported, skipped
 
 
 def _target_stub(tvm_json: dict[str, Any]) -> TargetInfo:
     """A TargetInfo carrying just the TVM JSON (its key), for matching stored targets."""
     return TargetInfo(kind=str(tvm_json.get("kind", "")),
-                      tvm=tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
-                                       for k, v in tvm_json.items())),
+                      tvm=freeze_tvm_json(tvm_json),
                       cores=int(tvm_json.get("num-cores", 0) or 0), simd_bits=0, fma=False,
                       l1d_bytes=0, l2_bytes=0, l3_bytes=0, clock_ghz=0.0, peak_gflops=0.0,
                       arch=str(tvm_json.get("mcpu", "")))

@@ -68,9 +68,13 @@ class TargetInfo:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TargetInfo:
         d = dict(data)
-        d["tvm"] = tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
-                                for k, v in d["tvm"].items()))
+        d["tvm"] = freeze_tvm_json(d["tvm"])
         return cls(**d)
+
+
+def freeze_tvm_json(tvm_json: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """A TVM target JSON object as the sorted, hashable pairs ``TargetInfo.tvm`` holds."""
+    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in tvm_json.items()))
 
 
 def _cpu_flags() -> set[str]:
@@ -148,7 +152,7 @@ def detect_host() -> TargetInfo:
         tvm_json["mtriple"] = mtriple
     return TargetInfo(
         kind="llvm",
-        tvm=tuple(sorted(tvm_json.items())),
+        tvm=freeze_tvm_json(tvm_json),
         cores=cores,
         simd_bits=simd,
         fma=fma,
