@@ -121,7 +121,9 @@ class Space:
     (``"package.module:function"``) so that build workers can rebuild a config by name.
     ``check`` rejects configs the knobs alone allow but the template cannot build well
     (returns the reason, or None). Pruners narrow a space with :meth:`with_check` or
-    replace it by a ranked explicit list with :meth:`with_candidates`.
+    replace it by a ranked explicit list with :meth:`with_candidates`. GPU spaces name
+    ``plan_fn``, ``f(task, config, target) -> KernelPlan`` (orchestrator.kernel_plan), which
+    analytical pruners and cost models read instead of building.
     """
 
     task: Task
@@ -131,6 +133,7 @@ class Space:
     check: Callable[[Config], str | None] | None = field(default=None, compare=False)
     candidates: tuple[Config, ...] | None = None
     notes: tuple[str, ...] = ()
+    plan_fn: str | None = None
 
     def knob(self, name: str) -> Knob:
         for k in self.knobs:

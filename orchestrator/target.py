@@ -166,7 +166,13 @@ def detect_host() -> TargetInfo:
 
 
 def resolve_target(name: str) -> TargetInfo:
-    """``host`` (the default) or ``llvm``: this machine's CPU."""
+    """``host`` (the default) or ``llvm``: this machine's CPU; ``cuda`` or ``cuda:<gpu>``:
+    an NVIDIA GPU (see :mod:`orchestrator.gpus`)."""
     if name in ("host", "llvm", "cpu"):
         return detect_host()
-    raise TargetError(f"unknown target {name!r}; use 'host' (this machine's CPU)")
+    if name == "cuda" or name.startswith("cuda:"):
+        from orchestrator.gpus import resolve_gpu_target
+
+        return resolve_gpu_target(name)
+    raise TargetError(f"unknown target {name!r}; use 'host' (this machine's CPU) or "
+                      "'cuda:<gpu>' (e.g. cuda:h100)")
