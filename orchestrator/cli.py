@@ -197,7 +197,10 @@ def plan(
     from history.store import HistoryStore
     from plugins.dlfusion.cli import make_report, print_report
 
-    report = make_report(model, onnx, accelerator, strategy, compare)
+    from orchestrator.manager import load_plugins
+
+    report = make_report(model, onnx, accelerator, strategy, compare,
+                         load_plugins().registry("planner"))
     data = report.to_dict()
     store = HistoryStore.open(db)
     try:

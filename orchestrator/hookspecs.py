@@ -70,6 +70,17 @@ def orchestrator_add_measurers(registry: ComponentRegistry) -> None:
     """
 
 
+@hookspec
+def orchestrator_add_planners(registry: ComponentRegistry) -> None:
+    """Register model-level planners (``orchestrator plan``): objects with
+    ``plan(network, accelerator) -> Plan`` that choose layer-fusion blocks and cores per
+    block for a layer list (plugins.dlfusion: Network, Plan, and ``accelerator`` offering
+    ``cores`` and ``measure_plan``).
+
+    Called once at start-up; all implementations are called. Returns nothing.
+    """
+
+
 # -- observers ----------------------------------------------------------------------
 
 @hookspec

@@ -27,6 +27,7 @@ ENTRY_POINT_GROUP = "orchestrator"
 DISTRIBUTION = "tuning-orchestrator"
 DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("templates", "plugins.templates"),
+    ("dlfusion", "plugins.dlfusion"),
     ("local", "plugins.measure"),
     ("baselines", "plugins.baselines"),
     ("observers", "plugins.observers"),
@@ -46,6 +47,7 @@ _HOOK_OF_KIND = {
     "cost_model": "orchestrator_add_cost_models",
     "searcher": "orchestrator_add_searchers",
     "measurer": "orchestrator_add_measurers",
+    "planner": "orchestrator_add_planners",
 }
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from orchestrator.errors import PluginError, UnknownComponentError
 
-KINDS = ("space_generator", "pruner", "cost_model", "searcher", "measurer")
+KINDS = ("space_generator", "pruner", "cost_model", "searcher", "measurer", "planner")
 
 
 @dataclass(frozen=True)

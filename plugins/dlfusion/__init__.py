@@ -10,6 +10,10 @@ Importing this package does not import TVM (only ONNX loading does).
 
 from __future__ import annotations
 
+from functools import partial
+
+from orchestrator.hookspecs import hookimpl
+from orchestrator.registry import ComponentRegistry
 from plugins.dlfusion.accelerator import (
     AcceleratorError, AcceleratorParams, PlanMeasurer, SimulatedAccelerator, load_params,
 )
@@ -19,6 +23,7 @@ from plugins.dlfusion.layers import Layer, ModelError, Network
 from plugins.dlfusion.models import BUILTIN_MODELS, builtin_model
 from plugins.dlfusion.plan import Block, BlockResult, Plan, PlanError, PlanResult
 from plugins.dlfusion.planner import dlfusion_plan, joint_opt_fusion_and_mp, layer_mp
+from plugins.dlfusion.planners import StrategyPlanner
 from plugins.dlfusion.strategies import STRATEGIES, STRATEGY_NAMES, compare_strategies, make_plan
 
 __all__ = [
@@ -29,3 +34,10 @@ __all__ = [
     "load_params", "make_plan", "make_report", "optimal_plan", "plan_command",
     "reduced_oracle_plan",
 ]
+
+
+@hookimpl
+def orchestrator_add_planners(registry: ComponentRegistry) -> None:
+    for s in STRATEGIES:
+        registry.add(s.name, partial(StrategyPlanner, s.name),
+                     description=f"{s.number}. {s.label}: {s.description}")

@@ -70,6 +70,10 @@ class AcceleratorParams:
     frequency_ghz: float = 1.0
     description: str = ""
     sources: tuple[tuple[str, str], ...] = ()
+    # Algorithm 1's tuned parameters (plugins/dlfusion/calibrate.py); None: the paper's
+    alg1_opcount_critical: float | None = None
+    alg1_mp_scale: float = 1.0
+    alg1_source: str = ""
 
     @property
     def dtype_bytes(self) -> int:
@@ -83,7 +87,9 @@ class AcceleratorParams:
                 "efficiency_exponent": self.efficiency_exponent,
                 "channel_granularity": self.channel_granularity,
                 "dispatch_s_per_core": self.dispatch_s_per_core,
-                "frequency_ghz": self.frequency_ghz, "simulated": True}
+                "frequency_ghz": self.frequency_ghz, "simulated": True,
+                "algorithm1": {"opcount_critical": self.alg1_opcount_critical,
+                               "mp_scale": self.alg1_mp_scale, "source": self.alg1_source}}
 
 
 def _accelerator_dir() -> Path:
@@ -122,6 +128,10 @@ def load_params(spec: str | Path = "mlu100") -> AcceleratorParams:
             raise AcceleratorError(f"{path}: dtype {dtype!r} needs a peak_tops_per_core entry "
                                    f"and one of {', '.join(DTYPE_BYTES)}")
         unit = float(raw.get("gops_unit", 1e9))
+        alg1 = raw.get("algorithm1") or {}
+        if not isinstance(alg1, dict):
+            raise AcceleratorError(f"{path}: 'algorithm1' must be an object with "
+                                   "opcount_critical_gops and mp_scale")
         params = AcceleratorParams(
             name=str(raw.get("name", path.stem)),
             cores=int(raw["cores"]),
@@ -136,6 +146,10 @@ def load_params(spec: str | Path = "mlu100") -> AcceleratorParams:
             frequency_ghz=float(raw.get("frequency_ghz", 1.0)),
             description=str(raw.get("description", "")),
             sources=tuple(sorted((str(k), str(v)) for k, v in raw.get("sources", {}).items())),
+            alg1_opcount_critical=(float(alg1["opcount_critical_gops"]) * unit
+                                   if "opcount_critical_gops" in alg1 else None),
+            alg1_mp_scale=float(alg1.get("mp_scale", 1.0)),
+            alg1_source=str(alg1.get("source", "")),
         )
     except AcceleratorError:
         raise
@@ -144,9 +158,10 @@ def load_params(spec: str | Path = "mlu100") -> AcceleratorParams:
     if params.cores < 1 or params.channel_granularity < 1 or params.bandwidth_bytes_s <= 0 \
             or params.peak_ops_per_core <= 0 or params.opcount_critical <= 0 \
             or params.dispatch_s_per_core < 0 \
-            or not 0 <= params.efficiency_exponent < 1:
+            or not 0 <= params.efficiency_exponent < 1 or params.alg1_mp_scale <= 0 \
+            or (params.alg1_opcount_critical is not None and params.alg1_opcount_critical <= 0):
         raise AcceleratorError(f"{path}: cores, granularity, bandwidth, peak and critical op "
-                               "count must be positive and efficiency_exponent in [0, 1)")
+                               "count must be positive (algorithm1 too) and efficiency_exponent in [0, 1)")
     return params
 
 

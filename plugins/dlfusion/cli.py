@@ -15,12 +15,13 @@ from rich.console import Console
 from rich.table import Table
 
 from orchestrator.errors import OrchestratorError
+from orchestrator.registry import ComponentRegistry
 from plugins.dlfusion.accelerator import SimulatedAccelerator
 from plugins.dlfusion.layers import Network
 from plugins.dlfusion.models import builtin_model
 from plugins.dlfusion.plan import PlanResult
 from plugins.dlfusion.strategies import (
-    STRATEGY_NAMES, compare_strategies, make_plan, strategy_info,
+    STRATEGY_NAMES, Strategy, compare_strategies, make_plan, strategy_info,
 )
 
 
@@ -57,19 +58,40 @@ def load_network(model: str | None, onnx: Path | None) -> Network:
 
 
 def make_report(model: str | None, onnx: Path | None, accelerator: str = "mlu100",
-                strategy: str = "dlfusion", compare: bool = False) -> PlanReport:
-    """Plan ``model`` (built-in name) or ``onnx`` (file) with one strategy or all of them."""
-    strategy_info(strategy)
+                strategy: str = "dlfusion", compare: bool = False,
+                planners: ComponentRegistry | None = None) -> PlanReport:
+    """Plan ``model`` (built-in name) or ``onnx`` (file) with one strategy or all of them.
+
+    ``planners`` (the plugin manager's ``planner`` registry) adds planners of other
+    plugins to the built-in strategies; without it only the built-in ones are known.
+    """
+    extra = [n for n in (planners.names() if planners is not None else [])
+             if n not in STRATEGY_NAMES]
+    if strategy not in extra:
+        strategy_info(strategy)
     net = load_network(model, onnx)
     acc = SimulatedAccelerator.load(accelerator)
+
+    def run(name: str) -> PlanResult:
+        plan = (planners.create(name).plan(net, acc) if name in extra and planners is not None
+                else make_plan(name, net, acc))
+        return acc.measure_plan(net, plan)
+
     if compare:
-        results = compare_strategies(net, acc)
+        results = compare_strategies(net, acc) + tuple(run(n) for n in extra)
         baseline = results[STRATEGY_NAMES.index("none")]
     else:
-        baseline = acc.measure_plan(net, make_plan("none", net, acc))
-        results = (baseline if strategy == "none"
-                   else acc.measure_plan(net, make_plan(strategy, net, acc)),)
+        baseline = run("none")
+        results = (baseline if strategy == "none" else run(strategy),)
     return PlanReport(net, acc, baseline, tuple(results))
+
+
+def describe(name: str) -> Strategy:
+    """Table III's description of a strategy, or a generic one for a plugin's planner."""
+    try:
+        return strategy_info(name)
+    except OrchestratorError:
+        return Strategy(name, "-", name, "planner from a plugin")
 
 
 def _ms(seconds: float) -> str:
@@ -92,7 +114,7 @@ def print_report(report: PlanReport, console: Console | None = None) -> None:
         for col in ("#", "strategy", "blocks", "MPs", "latency ms", "FPS", "speedup"):
             table.add_column(col, justify="right" if col not in ("strategy", "MPs") else "left")
         for r in report.results:
-            info = strategy_info(r.plan.strategy)
+            info = describe(r.plan.strategy)
             mps = sorted({b.mp for b in r.plan.blocks})
             table.add_row(info.number, f"{info.name} ({info.label})", str(len(r.plan.blocks)),
                           ",".join(map(str, mps)), _ms(r.latency_s), f"{r.fps:.1f}",
@@ -100,7 +122,7 @@ def print_report(report: PlanReport, console: Console | None = None) -> None:
         con.print(table)
         return
     r = report.results[0]
-    info = strategy_info(r.plan.strategy)
+    info = describe(r.plan.strategy)
     table = Table(title=f"{info.name} ({info.label}): {info.description}")
     for col in ("block", "layers", "MP", "mode", "ops/core M", "eff", "redund.",
                 "latency ms"):
@@ -117,7 +139,10 @@ def print_report(report: PlanReport, console: Console | None = None) -> None:
 def plan_command(model: str | None, onnx: Path | None, accelerator: str, strategy: str,
                  compare: bool, json_out: bool) -> int:
     """Print the plan (or, with ``compare``, every strategy); returns the exit code."""
-    report = make_report(model, onnx, accelerator, strategy, compare)
+    from orchestrator.manager import load_plugins
+
+    report = make_report(model, onnx, accelerator, strategy, compare,
+                         load_plugins().registry("planner"))
     if json_out:
         print(json.dumps(report.to_dict(), indent=1))
     else:

@@ -28,9 +28,10 @@ def eq5_score(channels: int, ops: float) -> float:
     return ALPHA * math.log2(max(channels, 1)) + BETA * math.log2(max(ops, 1.0) / MP_OPS_UNIT)
 
 
-def layer_mp(layer: Layer, cores: int) -> int:
-    """A layer's MP: equation 5 rounded down to a power of two within the core count."""
-    return pow2_floor(eq5_score(layer.c_out, layer.ops), cores)
+def layer_mp(layer: Layer, cores: int, scale: float = 1.0) -> int:
+    """A layer's MP: equation 5 (times ``scale``, the proportionality factor the paper
+    leaves to the hardware) rounded down to a power of two within the core count."""
+    return pow2_floor(scale * eq5_score(layer.c_out, layer.ops), cores)
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,11 @@ import numpy as np
 
 from orchestrator.errors import OrchestratorError
 from plugins.dlfusion.accelerator import SimulatedAccelerator
+from plugins.dlfusion.calibrate import Alg1Params, alg1_plan
 from plugins.dlfusion.dp import cost_table, optimal_plan, reduced_oracle_plan
 from plugins.dlfusion.layers import Network
 from plugins.dlfusion.plan import Block, Plan, PlanResult
-from plugins.dlfusion.planner import dlfusion_plan, joint_opt_fusion_and_mp, layer_mp
+from plugins.dlfusion.planner import joint_opt_fusion_and_mp, layer_mp
 
 
 class StrategyError(OrchestratorError):
@@ -35,7 +36,12 @@ STRATEGIES: tuple[Strategy, ...] = (
     Strategy("fuse-all-max-mp", "4", "All Fusion & Max. MP", "one block on every core"),
     Strategy("fusion-fixed-mp", "5", "Fusion & Fixed MP",
              "Algorithm 1 with one MP for all layers (the best power of two)"),
-    Strategy("dlfusion", "6", "DLFusion", "Algorithm 1: blocks with their own MP"),
+    Strategy("dlfusion", "6", "DLFusion",
+             "Algorithm 1: blocks with their own MP (threshold and MP scale calibrated for "
+             "the accelerator on synthetic networks)"),
+    Strategy("dlfusion-published", "6'", "DLFusion (paper constants)",
+             "Algorithm 1 with the paper's OpCount_critical = 10^1.25 GOPs and equation 5 "
+             "unscaled"),
     Strategy("oracle", "7", "Brute-force (reduced)",
              "MP in {1,2,4,8,12,16,24,32}, block sizes multiples of 4 (exact)"),
     Strategy("optimal-dp", "+", "Optimal DP",
@@ -83,9 +89,17 @@ def plan_fuse_all_max_mp(net: Network, acc: SimulatedAccelerator) -> Plan:
     return Plan("fuse-all-max-mp", net.name, (Block(0, len(net), acc.cores),))
 
 
+def alg1_params(acc: SimulatedAccelerator) -> Alg1Params:
+    """Algorithm 1's parameters for ``acc``: its calibrated ones, else the paper's."""
+    p = acc.params
+    if p.alg1_opcount_critical is None:
+        return Alg1Params(p.opcount_critical, 1.0)
+    return Alg1Params(p.alg1_opcount_critical, p.alg1_mp_scale)
+
+
 def plan_fusion_fixed_mp(net: Network, acc: SimulatedAccelerator,
                          opcount_critical: float | None = None) -> Plan:
-    crit = acc.params.opcount_critical if opcount_critical is None else opcount_critical
+    crit = alg1_params(acc).opcount_critical if opcount_critical is None else opcount_critical
     plans = []
     for m in _pow2s(acc.cores):
         res = joint_opt_fusion_and_mp(net, crit, acc.cores, layer_mps=(m,) * len(net))
@@ -95,8 +109,15 @@ def plan_fusion_fixed_mp(net: Network, acc: SimulatedAccelerator,
 
 def plan_dlfusion(net: Network, acc: SimulatedAccelerator,
                   opcount_critical: float | None = None) -> Plan:
-    crit = acc.params.opcount_critical if opcount_critical is None else opcount_critical
-    return dlfusion_plan(net, crit, acc.cores)
+    params = alg1_params(acc)
+    if opcount_critical is not None:
+        params = Alg1Params(opcount_critical, params.mp_scale)
+    return alg1_plan(net, acc.cores, params, "dlfusion")
+
+
+def plan_dlfusion_published(net: Network, acc: SimulatedAccelerator) -> Plan:
+    return alg1_plan(net, acc.cores, Alg1Params(acc.params.opcount_critical, 1.0),
+                     "dlfusion-published")
 
 
 def plan_oracle(net: Network, acc: SimulatedAccelerator, table: np.ndarray | None = None) -> Plan:
@@ -110,7 +131,8 @@ def plan_optimal(net: Network, acc: SimulatedAccelerator, table: np.ndarray | No
 _BUILDERS: dict[str, Callable[[Network, SimulatedAccelerator], Plan]] = {
     "none": plan_none, "fixed-mp": plan_fixed_mp, "dynamic-mp": plan_dynamic_mp,
     "fuse-all-max-mp": plan_fuse_all_max_mp, "fusion-fixed-mp": plan_fusion_fixed_mp,
-    "dlfusion": plan_dlfusion, "oracle": plan_oracle, "optimal-dp": plan_optimal,
+    "dlfusion": plan_dlfusion, "dlfusion-published": plan_dlfusion_published,
+    "oracle": plan_oracle, "optimal-dp": plan_optimal,
 }
 
 

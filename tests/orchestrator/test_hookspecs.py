@@ -110,7 +110,7 @@ def test_every_hookspec_is_called_through_a_registered_plugin(db, toy_target):
 def test_every_hookspec_is_documented_and_prefixed():
     specs = [f for name, f in inspect.getmembers(hookspecs, inspect.isfunction)
              if name.startswith("orchestrator_")]
-    assert len(specs) == 8
+    assert len(specs) == 9
     for f in specs:
         doc = f.__doc__ or ""
         assert "Called" in doc and "implementations are called" in doc, f.__name__

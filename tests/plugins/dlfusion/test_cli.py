@@ -51,3 +51,34 @@ def test_errors_are_one_line(kwargs, err):
     with pytest.raises(err) as exc:
         plan_command(**args)
     assert "\n" not in str(exc.value)
+
+
+def test_a_plugin_planner_is_used_through_the_planner_hook():
+    """orchestrator_add_planners: a registered plugin's planner plans and is compared."""
+    from orchestrator.hookspecs import hookimpl
+    from orchestrator.manager import load_plugins
+    from plugins.dlfusion.cli import make_report
+    from plugins.dlfusion.plan import Block, Plan
+
+    class HalfAndHalf:
+        def plan(self, network, accelerator):
+            mid = len(network) // 2
+            return Plan("half-and-half", network.name,
+                        (Block(0, mid, 8), Block(mid, len(network), 16)))
+
+    class MyPlugin:
+        @hookimpl
+        def orchestrator_add_planners(self, registry):
+            registry.add("half-and-half", HalfAndHalf)
+
+    plugins = load_plugins(extra=[("mine", MyPlugin())])
+    registry = plugins.registry("planner")
+    assert {"dlfusion", "oracle", "optimal-dp", "half-and-half"} <= set(registry.names())
+    one = make_report("alexnet", None, strategy="half-and-half", planners=registry)
+    assert [b.block.mp for b in one.results[0].blocks] == [8, 16]
+    every = make_report("alexnet", None, compare=True, planners=registry)
+    names = [r.plan.strategy for r in every.results]
+    assert names[-1] == "half-and-half" and "dlfusion" in names
+    # the exact DP is never worse than any plan, the plugin's included
+    dp = next(r for r in every.results if r.plan.strategy == "optimal-dp")
+    assert all(dp.latency_s <= r.latency_s * (1 + 1e-9) for r in every.results)
