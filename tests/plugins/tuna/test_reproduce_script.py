@@ -1,0 +1,41 @@
+"""scripts/reproduce_tuna.py in a small but real form: real measurements of a tiny
+sample, static analysis, end-to-end static tuning with verification, report."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from history.store import HistoryStore
+
+SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "reproduce_tuna.py"
+
+
+def test_smoke_run_measures_analyzes_tunes_and_reports(tmp_path):
+    db, out = tmp_path / "ref.db", tmp_path / "tuna.md"
+    cmd = [sys.executable, str(SCRIPT), "--smoke", "--workloads", "mb_dw13", "--sample", "6",
+           "--static-trials", "8", "--no-lowo", "--db", str(db), "--out", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    text = out.read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| mb_dw13 |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[3] == "6"                                     # sample size
+    assert 0 < float(cells[5]) <= 1.0                           # top-10 ratio
+    found = float(cells[13].rstrip("%"))                        # e2e best / sample best
+    assert found > 0
+    assert re.fullmatch(r"\d+ \+ \d+ of \d+", cells[14])        # static s + verify s of sample s
+    assert "Smoke run" in text and "configs/s/core" in text
+    # the sample and the verified top configs are in the reference history
+    store = HistoryStore.open(db)
+    try:
+        scripts = sorted(r.searcher for r in store.runs())
+        assert scripts == ["tuna-es", "uniform-sample"]
+    finally:
+        store.close()
+    # a rerun reuses the measured sample (nothing measured twice) and still reports
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "measuring 6 configs" not in again.stderr
