@@ -105,7 +105,9 @@ MODELS: dict[str, ArchModel] = {m.name: m for m in (ZNVER4, AVX512, AVX2, NEON)}
 
 
 def family(target: TargetInfo) -> str:
-    """The model family of a target: znver4, avx512, avx2 or neon."""
+    """The model family of a target: znver4, avx512, avx2, neon, or cuda for GPUs."""
+    if target.kind == "cuda":
+        return "cuda"
     tvm = dict(target.tvm)
     triple = str(tvm.get("mtriple", "")).lower()
     arch = target.arch.lower()

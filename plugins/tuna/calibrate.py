@@ -35,7 +35,7 @@ from orchestrator.task import Task
 from plugins.tuna.arch import family
 from plugins.tuna.coefficients import Coefficients, load, prior, user_path
 from plugins.tuna.engine import FeatureEngine
-from plugins.tuna.features import FEATURES, Features
+from plugins.tuna.features import Features, feature_names
 from plugins.tuna.metrics import spearman, top_k_ratio
 
 # Results from these measurers are not real timings.
@@ -101,7 +101,8 @@ def fit(samples: Sequence[Sample], start: Coefficients, clock_ghz: float,
     if not data:
         raise OrchestratorError("calibration needs at least one task with 3 or more "
                                 "measured configs of different speed")
-    w0 = np.array([max(start.weight(n), 1e-9) for n in FEATURES])
+    names = feature_names(start.family)
+    w0 = np.array([max(start.weight(n), 1e-9) for n in names])
     theta0 = np.log(w0)
     theta = theta0.copy()
     m_t = np.zeros_like(theta)
@@ -126,7 +127,7 @@ def fit(samples: Sequence[Sample], start: Coefficients, clock_ghz: float,
             for members in groups.values() for m in members if np.dot(m.features, weights) > 0]
     scale = math.exp(float(np.median(logs))) if logs else 1.0
     weights = weights * scale
-    return Coefficients(start.family, tuple((n, float(w)) for n, w in zip(FEATURES, weights)),
+    return Coefficients(start.family, tuple((n, float(w)) for n, w in zip(names, weights)),
                         "fit")
 
 
@@ -142,15 +143,16 @@ def evaluate(samples: Sequence[Sample], coefficients: Coefficients,
         groups.setdefault(s.group, []).append(s)
     out = {}
     for g, members in groups.items():
-        pred = [coefficients.seconds(_features(m.features), clock_ghz) for m in members]
+        names = feature_names(coefficients.family)
+        pred = [coefficients.seconds(_features(m.features, names), clock_ghz) for m in members]
         lat = [m.latency for m in members]
         out[g] = {"configs": len(members), "spearman": spearman(pred, lat),
                   "top1": top_k_ratio(pred, lat, 1), "top10": top_k_ratio(pred, lat, 10)}
     return out
 
 
-def _features(values: Sequence[float]) -> Features:
-    return Features(tuple(zip(FEATURES, (float(v) for v in values))))
+def _features(values: Sequence[float], names: tuple[str, ...]) -> Features:
+    return Features(tuple(zip(names, (float(v) for v in values))))
 
 
 # -- history -> samples ------------------------------------------------------------------
@@ -171,7 +173,10 @@ def samples_for(space: Space, target: TargetInfo, results: Sequence[MeasureResul
     best = real_results(results)
     configs: list[Config] = [r.config for r in best.values() if space.validate(r.config) is None]
     entries = engine.features(space, target, configs)
-    return [Sample(space.task.key, tuple(e.vector()), best[c.key].latency)
+    from plugins.tuna.arch import family
+
+    names = feature_names(family(target))
+    return [Sample(space.task.key, tuple(e.vector(names)), best[c.key].latency)
             for c, e in zip(configs, entries) if isinstance(e, Features)]
 
 

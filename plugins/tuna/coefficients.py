@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import OrchestratorError
-from plugins.tuna.features import FEATURE_VERSION, FEATURES, Features
+from plugins.tuna.features import FEATURE_VERSION, Features, feature_names
 
 FORMAT = "tuna-coefficients/1"
 ENV_PATH = "ORCHESTRATOR_TUNA_COEFFICIENTS"
@@ -39,6 +39,12 @@ PRIOR: dict[str, dict[str, float]] = {
              "l1": 2.0, "l2": 6.0},
     "neon": {"fma": 0.5, "vload": 0.5, "vstore": 1.0, "other": 0.3, "ilp": 0.3,
              "l1": 3.0, "l2": 8.0},
+    # NVIDIA (Volta and later), cycles per warp instruction per scheduler: 16 FP32 lanes
+    # per scheduler (2 cycles per FMA), shared memory 32 banks (1 request per cycle),
+    # global accesses through L1/L2 at a quarter of that, a barrier drains the pipeline.
+    # A prior until `orchestrator calibrate --cost-model tuna` fits it on GPU history.
+    "cuda": {"fma": 2.0, "ld_global": 8.0, "st_global": 8.0, "ld_shared": 2.0,
+             "st_shared": 2.0, "bar": 20.0, "other": 1.0},
 }
 
 
@@ -65,7 +71,7 @@ class Coefficients:
 
     def to_dict(self) -> dict[str, Any]:
         return {"format": FORMAT, "family": self.family, "feature_version": FEATURE_VERSION,
-                "features": list(FEATURES), "weights": dict(self.weights),
+                "features": list(feature_names(self.family)), "weights": dict(self.weights),
                 "fitted": json.loads(self.fitted)}
 
     @classmethod
@@ -73,10 +79,11 @@ class Coefficients:
         if data.get("format") != FORMAT:
             raise OrchestratorError(f"{source}: not a Tuna coefficients file ({FORMAT})")
         weights = data.get("weights") or {}
-        unknown = sorted(set(weights) - set(FEATURES))
+        names = feature_names(str(data["family"]))
+        unknown = sorted(set(weights) - set(names))
         if unknown:
             raise OrchestratorError(f"{source}: unknown feature(s) {', '.join(unknown)}")
-        return cls(str(data["family"]), tuple((n, float(weights.get(n, 0.0))) for n in FEATURES),
+        return cls(str(data["family"]), tuple((n, float(weights.get(n, 0.0))) for n in names),
                    source, json.dumps(data.get("fitted") or {}, sort_keys=True))
 
     def save(self, path: Path) -> Path:
@@ -89,7 +96,7 @@ class Coefficients:
 
 def prior(family: str) -> Coefficients:
     weights = PRIOR.get(family, PRIOR["avx2"])
-    return Coefficients(family, tuple((n, weights[n]) for n in FEATURES), "prior")
+    return Coefficients(family, tuple((n, weights[n]) for n in feature_names(family)), "prior")
 
 
 def user_config_dir() -> Path:

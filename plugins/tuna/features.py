@@ -37,6 +37,15 @@ from plugins.tuna.lowering import lower_and_codegen
 from plugins.tuna.tirwalk import lowered_loops
 
 FEATURES: tuple[str, ...] = ("fma", "vload", "vstore", "other", "ilp", "l1", "l2")
+
+
+def feature_names(family: str) -> tuple[str, ...]:
+    """The scored features of a family: CPU ones, or the GPU ones for ``cuda``."""
+    if family == "cuda":
+        from plugins.tuna.gpu_features import GPU_FEATURES
+
+        return GPU_FEATURES
+    return FEATURES
 # Bumped whenever a feature's definition changes: it is part of the cache key.
 FEATURE_VERSION = 2
 
@@ -53,9 +62,9 @@ class Features:
     def __getitem__(self, name: str) -> float:
         return dict(self.values)[name]
 
-    def vector(self) -> list[float]:
+    def vector(self, names: tuple[str, ...] = FEATURES) -> list[float]:
         d = dict(self.values)
-        return [float(d.get(n, 0.0)) for n in FEATURES]
+        return [float(d.get(n, 0.0)) for n in names]
 
     def to_dict(self) -> dict[str, Any]:
         return {"values": dict(self.values), "asm_loops": self.asm_loops,
@@ -63,7 +72,10 @@ class Features:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Features:
-        return cls(tuple((n, float(data["values"].get(n, 0.0))) for n in FEATURES),
+        values = data["values"]
+        names = (*FEATURES, *(n for n in values if n not in FEATURES)) \
+            if any(n in values for n in FEATURES) else tuple(values)
+        return cls(tuple((n, float(values.get(n, 0.0))) for n in names),
                    int(data.get("asm_loops", 0)), int(data.get("matched_loops", 0)),
                    float(data.get("seconds", 0.0)))
 
@@ -109,4 +121,8 @@ def schedule_function(name: str) -> Callable[..., Any]:
 def analyze(schedule_fn: str, task: Task, config: Config, target: TargetInfo) -> Features:
     """Features of ``config``: the space's schedule function builds the module."""
     mod = as_module(schedule_function(schedule_fn)(task, config, target))
+    if target.kind == "cuda":
+        from plugins.tuna.gpu_features import analyze_cuda
+
+        return analyze_cuda(mod, target)
     return analyze_module(mod, target)

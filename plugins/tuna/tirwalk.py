@@ -26,7 +26,8 @@ def kind_name(loop: Any) -> str:
     try:
         return loop.kind.name.lower()
     except AttributeError:
-        return {0: "serial", 1: "parallel", 2: "vectorized", 3: "unrolled"}.get(
+        return {0: "serial", 1: "parallel", 2: "vectorized", 3: "unrolled",
+                4: "thread_binding"}.get(
             int(loop.kind), "serial")
 
 
