@@ -51,7 +51,7 @@ from orchestrator.manager import load_plugins  # noqa: E402
 from orchestrator.result import MeasureResult  # noqa: E402
 from orchestrator.space import Config, Space  # noqa: E402
 from orchestrator.suite import read_suite, select  # noqa: E402
-from orchestrator.target import TargetInfo, cpu_cores, detect_host  # noqa: E402
+from orchestrator.target import TargetInfo, cpu_cores, resolve_target  # noqa: E402
 from orchestrator.task import Task, parse_shape  # noqa: E402
 from plugins.tuna.arch import family  # noqa: E402
 from plugins.tuna.calibrate import NOT_MEASURED, Sample, evaluate, fit, samples_for  # noqa: E402
@@ -62,6 +62,9 @@ from plugins.tuna.metrics import spearman, top_k_ratio  # noqa: E402
 
 DEFAULT_WORKLOADS = ("r18_l2a", "r18_l2ds", "r18_l3", "r18_l4", "bert_qkv", "bert_ffn1",
                      "bert_scores", "bert_context", "mb_dw3", "mb_dw7")
+# The cuda templates cover dense and conv2d only
+GPU_WORKLOADS = ("r18_l1", "r18_l2a", "r18_l2ds", "r18_l2", "r18_l3a", "r18_l3", "r18_l4",
+                 "bert_qkv", "bert_ffn1", "bert_ffn2")
 SMOKE_WORKLOADS = ("bert_scores", "mb_dw13")
 BATCH = 16
 VERIFY_TOP = 10
@@ -88,6 +91,11 @@ def parse_workloads(spec: str) -> list[Task]:
         else:
             out.extend(select(suite, [part]))
     return out
+
+
+def real_measurer(target: TargetInfo) -> str:
+    """The measurer that times kernels on ``target``: ``cuda`` for GPUs, else ``local``."""
+    return "cuda" if target.kind == "cuda" else "local"
 
 
 def make_space(plugins: Any, task: Task, target: TargetInfo) -> tuple[str, Space]:
@@ -194,10 +202,11 @@ def measure_sample(store: HistoryStore, plugins: Any, task: Task, target: Target
         if run_id is None:
             run_id = store.start_run(
                 task_id=task_id, target_id=target_id, resume_key=key,
-                searcher="uniform-sample", measurer="local", space_generator=gen_name,
+                searcher="uniform-sample", measurer=real_measurer(target),
+                space_generator=gen_name,
                 pruners=(), cost_model=None, seed=seed, max_trials=len(configs),
                 max_seconds=None, space_size=space.size)
-        measurer = plugins.create("measurer", "local")
+        measurer = plugins.create("measurer", real_measurer(target))
         start = time.monotonic()
         try:
             for i in range(0, len(todo), BATCH):
@@ -291,7 +300,8 @@ def static_search(store: HistoryStore, plugins: Any, task: Task, target: TargetI
         results = static_db.results(static_db.ensure_task(task), static_db.ensure_target(target),
                                     run_id=summary.run.run_id)
         t1 = time.perf_counter()
-        real = verify_top(summary.run.space, target, results, VERIFY_TOP, plugins=plugins)
+        real = verify_top(summary.run.space, target, results, VERIFY_TOP,
+                          real_measurer(target), plugins=plugins)
         verify_seconds = time.perf_counter() - t1
     finally:
         static_db.close()
@@ -300,7 +310,7 @@ def static_search(store: HistoryStore, plugins: Any, task: Task, target: TargetI
     task_id, target_id = store.ensure_task(task), store.ensure_target(target)
     run_id = store.find_run(key) or store.start_run(
         task_id=task_id, target_id=target_id, resume_key=key, searcher=args.searcher,
-        measurer="local", space_generator=summary.run.space.generator, pruners=(),
+        measurer=real_measurer(target), space_generator=summary.run.space.generator, pruners=(),
         cost_model="tuna", seed=args.seed, max_trials=VERIFY_TOP, max_seconds=None,
         space_size=summary.run.space.size)
     store.record(run_id=run_id, task_id=task_id, target_id=target_id, results=real)
@@ -408,7 +418,7 @@ def report(args: argparse.Namespace, target: TargetInfo, coefficients: Coefficie
         f"Target: {target.arch} ({family(target)}), {target.cores} cores, "
         f"L1d {target.l1d_bytes // 1024} KiB, L2 {target.l2_bytes // 1024} KiB. "
         f"Sample: up to {args.sample} uniformly drawn configs per workload (seed {args.seed}), "
-        f"measured with the `local` measurer; history database `{args.db}`.", "",
+        f"measured with the `{real_measurer(target)}` measurer; history database `{args.db}`.", "",
         "## Coefficients", "",
         f"Default: {coefficients.source} ({coefficients.family}); fitted on "
         f"{fitted.get('configs', '?')} configs of {len(fitted.get('tasks', []))} calibration "
@@ -481,6 +491,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--smoke", action="store_true", help="tiny run for CI: 2 small workloads, "
                                                         "20 configs each")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--target", default="host",
+                   help="host (this CPU) or cuda (this machine's GPU; the sample is measured "
+                        "with the cuda measurer, so a GPU is needed) [default: host]")
     p.add_argument("--searcher", default="tuna-es",
                    help="searcher of the end-to-end static tuning run [default: tuna-es]")
     p.add_argument("--static-trials", type=int, default=200,
@@ -505,13 +518,14 @@ def main(argv: list[str] | None = None) -> int:
         args.workloads = args.workloads or ",".join(SMOKE_WORKLOADS)
         args.sample = min(args.sample, 20)
         args.static_trials = min(args.static_trials, 24)
-    tasks = parse_workloads(args.workloads or ",".join(DEFAULT_WORKLOADS))
+    target = resolve_target(args.target)
+    tasks = parse_workloads(args.workloads or ",".join(
+        GPU_WORKLOADS if target.kind == "cuda" else DEFAULT_WORKLOADS))
     out = Path(args.out) if args.out else (
         Path(tempfile.gettempdir()) / "tuna-smoke.md" if args.smoke
         else Path(__file__).resolve().parent.parent / "docs" / "results" / "tuna.md")
     workers = args.workers or cpu_cores()
-    target = detect_host()
-    if args.cores:
+    if args.cores and target.kind != "cuda":
         target = dataclasses.replace(target, cores=args.cores, tvm=tuple(
             (k, args.cores if k == "num-cores" else v) for k, v in target.tvm))
     plugins = load_plugins()
