@@ -77,7 +77,7 @@ def tune(
     batch_size: Annotated[int, typer.Option(help="Configs proposed and measured per round")] = 8,
     searcher_opt: Annotated[list[str], typer.Option(help="Searcher option KEY=VALUE")] = [],
     measurer_opt: Annotated[list[str], typer.Option(help="Measurer option KEY=VALUE")] = [],
-    target: Annotated[str, typer.Option(help="Target: host (this machine's CPU)")] = "host",
+    target: Annotated[str, typer.Option(help="Target: host (this machine's CPU), cuda (this machine's GPU) or cuda:<gpu> (h100, h200, a100, v100, t4, rtx2080ti)")] = "host",
     verify_top: Annotated[int, typer.Option(help="After tuning with a static measurer, measure the K best on this machine")] = 0,
     db: DbOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable results")] = False,
@@ -355,7 +355,7 @@ def history_import(
 @app.command()
 def calibrate(
     cost_model: Annotated[str, typer.Option(help="Cost model whose coefficients to fit")] = "tuna",
-    target: Annotated[str, typer.Option(help="Target: host (this machine's CPU)")] = "host",
+    target: Annotated[str, typer.Option(help="Target: host (this machine's CPU), cuda (this machine's GPU) or cuda:<gpu> (h100, h200, a100, v100, t4, rtx2080ti)")] = "host",
     out: Annotated[Optional[Path], typer.Option(help="Where to write the coefficients [default: user config dir]")] = None,
     db: DbOpt = None,
 ) -> None:
@@ -363,6 +363,19 @@ def calibrate(
     from plugins.tuna.calibrate import calibrate_command
 
     raise typer.Exit(calibrate_command(cost_model, db, target, out))
+
+
+@app.command()
+def train(
+    cost_model: Annotated[str, typer.Option(help="Cost model to train: cnnopt-hybrid or cnnopt-ml")] = "cnnopt-hybrid",
+    target: Annotated[str, typer.Option(help="Target GPU: cuda (this machine's) or cuda:<gpu>, e.g. cuda:h100")] = "cuda",
+    out: Annotated[Optional[Path], typer.Option(help="Where to write the model [default: user config dir]")] = None,
+    db: DbOpt = None,
+) -> None:
+    """Train an offline cost model on the real measurements in history."""
+    from plugins.cnnopt.training import train_command
+
+    raise typer.Exit(train_command(cost_model, db, target, out))
 
 
 def _format(path: Path, fmt: str | None) -> str:

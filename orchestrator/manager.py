@@ -28,6 +28,8 @@ DISTRIBUTION = "tuning-orchestrator"
 DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("templates", "plugins.templates"),
     ("dlfusion", "plugins.dlfusion"),
+    ("cuda", "plugins.cuda"),
+    ("cnnopt", "plugins.cnnopt"),
     ("local", "plugins.measure"),
     ("baselines", "plugins.baselines"),
     ("observers", "plugins.observers"),
