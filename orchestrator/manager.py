@@ -30,6 +30,7 @@ DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("dlfusion", "plugins.dlfusion"),
     ("cuda", "plugins.cuda"),
     ("cnnopt", "plugins.cnnopt"),
+    ("psa", "plugins.psa"),
     ("local", "plugins.measure"),
     ("baselines", "plugins.baselines"),
     ("observers", "plugins.observers"),
