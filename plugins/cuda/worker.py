@@ -33,7 +33,6 @@ from plugins.measure.worker import (
     _claim_reply_stream,
     _die_with_parent,
     _fail,
-    as_module,
 )
 from plugins.measure.workerpool import Worker, WorkerPool, describe_exception
 
@@ -50,44 +49,25 @@ def source_digest(source: str) -> str:
 class CudaBuildHandler(BuildHandler):
     """Schedule, compile, export and nvcc-compile one config per request (no GPU needed)."""
 
-    def handle(self, req: dict[str, Any]) -> dict[str, Any]:
-        from orchestrator.errors import InvalidConfigError
-        from orchestrator.space import Config
-        from orchestrator.target import TargetInfo
-        from orchestrator.task import Task
+    def build(self, mod: Any, target: Any, req: dict[str, Any]) -> dict[str, Any]:
+        """Compile, export the library and nvcc-compile its CUDA source to a cubin."""
         from plugins.cuda.ptx import PtxError, arch_of, compile_source
 
+        executable = self.tvm.compile(mod, target=target.tvm_target())
+        source = "\n".join(m.inspect_source("cuda") for m in executable.mod.imports
+                           if m.kind == "cuda")
+        if not source:
+            return _fail("build_error", "TVM generated no CUDA kernel (no loop is bound "
+                                        "to blockIdx/threadIdx)")
+        out = Path(req["out_dir"])
+        out.mkdir(parents=True, exist_ok=True)
+        executable.export_library(str(out / KERNEL_FILE))
         try:
-            fn = self._schedule_fn(req["schedule_fn"])
-        except Exception as exc:
-            return _fail("build_error", f"cannot import schedule function "
-                                        f"{req['schedule_fn']!r}: {describe_exception(exc)}")
-        task = Task.from_dict(req["task"])
-        target = TargetInfo.from_dict(req["target"])
-        config = Config.of(req["config"])
-        try:
-            mod = as_module(fn(task, config, target))
-        except InvalidConfigError as exc:
-            return _fail("invalid_config", describe_exception(exc))
-        except Exception as exc:
-            return _fail("build_error", describe_exception(exc))
-        try:
-            executable = self.tvm.compile(mod, target=target.tvm_target())
-            source = "\n".join(m.inspect_source("cuda") for m in executable.mod.imports
-                               if m.kind == "cuda")
-            if not source:
-                return _fail("build_error", "TVM generated no CUDA kernel (no loop is bound "
-                                            "to blockIdx/threadIdx)")
-            out = Path(req["out_dir"])
-            out.mkdir(parents=True, exist_ok=True)
-            executable.export_library(str(out / KERNEL_FILE))
             cubin = compile_source(source, arch_of(target), "cubin",
                                    float(req.get("nvcc_timeout", 300)))
-            (out / CUBIN_FILE).write_bytes(cubin)
         except PtxError as exc:
             return _fail("build_error", str(exc))
-        except Exception as exc:
-            return _fail("build_error", describe_exception(exc))
+        (out / CUBIN_FILE).write_bytes(cubin)
         return {"status": "ok", "path": str(out / KERNEL_FILE), "cubin": str(out / CUBIN_FILE),
                 "source_sha": source_digest(source)}
 

@@ -64,6 +64,7 @@ class BuildHandler:
         return fn
 
     def handle(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Schedule the requested config, then :meth:`build` it; a failure is a reply."""
         from orchestrator.errors import InvalidConfigError
         from orchestrator.space import Config
         from orchestrator.target import TargetInfo
@@ -84,12 +85,16 @@ class BuildHandler:
         except Exception as exc:
             return _fail("build_error", describe_exception(exc))
         try:
-            executable = self.tvm.compile(mod, target=target.tvm_target())
-            os.makedirs(req["out_dir"], exist_ok=True)
-            path = os.path.join(req["out_dir"], KERNEL_FILE)
-            executable.export_library(path)
+            return self.build(mod, target, req)
         except Exception as exc:
             return _fail("build_error", describe_exception(exc))
+
+    def build(self, mod: Any, target: Any, req: dict[str, Any]) -> dict[str, Any]:
+        """Compile the scheduled module into ``req["out_dir"]``; returns the reply."""
+        executable = self.tvm.compile(mod, target=target.tvm_target())
+        os.makedirs(req["out_dir"], exist_ok=True)
+        path = os.path.join(req["out_dir"], KERNEL_FILE)
+        executable.export_library(path)
         return {"status": "ok", "path": path}
 
 
