@@ -8,7 +8,6 @@ traffic of a config from its knobs alone, without TVM.
 from __future__ import annotations
 
 import dataclasses
-import random
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -21,13 +20,11 @@ from orchestrator.target import TargetInfo
 from orchestrator.task import Task
 from plugins.cuda import conv2d, dense
 from plugins.cuda.common import Limits
-from plugins.templates.common import schedule_errors
+from plugins.templates.common import samplable, schedule_module
 
 GENERATOR = "cuda"
 SCHEDULE_FN = "plugins.cuda.templates:apply_config"
 PLAN_FN = "plugins.cuda.templates:kernel_plan"
-# Share of uniform draws that must pass the check (Space.sample gives up after 1000).
-MIN_ACCEPTANCE = 0.02
 
 _FAMILIES: dict[str, ModuleType] = {"dense": dense, "conv2d": conv2d}
 
@@ -84,7 +81,7 @@ class CudaTemplates:
                       check=check, plan_fn=PLAN_FN,
                       notes=(f"template cuda {fam.__name__.rsplit('.', 1)[-1]}",
                              f"limits of {limits.name}"))
-        if not _has_valid(space):
+        if not samplable(space, 2000):
             space = dataclasses.replace(space, check=dataclasses.replace(check, relaxed=True),
                                         notes=(*space.notes, "check relaxed"))
         return space
@@ -100,19 +97,6 @@ def _thread_counts(knobs: tuple[Any, ...]) -> list[int]:
     return counts
 
 
-def _has_valid(space: Space) -> bool:
-    """True if configs pass the check often enough to be sampled (any, for small spaces)."""
-    if space.check is None:
-        return True
-    if space.size <= 20000:
-        return next(iter(space), None) is not None
-    rng = random.Random(0)
-    draws = 2000
-    passed = sum(space.check(space.config_at([rng.randrange(n) for n in space.knob_sizes]))
-                 is None for _ in range(draws))
-    return passed >= MIN_ACCEPTANCE * draws
-
-
 def kernel_plan(task: Task, config: Config, target: TargetInfo) -> KernelPlan:
     """The KernelPlan of ``config`` (InvalidConfigError when it does not fit the template)."""
     return family(task).plan(task, config, target)
@@ -124,10 +108,4 @@ def apply_config(task: Task, config: Config, target: TargetInfo) -> Any:
     Raises InvalidConfigError (one line) when the config does not fit the template or a
     schedule primitive rejects it.
     """
-    from tvm.s_tir import Schedule
-
-    fam = family(task)
-    with schedule_errors(f"{task.op} config {config.key}"):
-        sch = Schedule(task.operator.prim_func(task.params), error_render_level="none")
-        fam.apply(sch, task, config, target)
-        return sch.mod
+    return schedule_module(family(task), task, config, target)

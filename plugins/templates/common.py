@@ -155,3 +155,35 @@ def schedule_errors(what: str) -> Iterator[None]:
         raise
     except Exception as exc:  # ScheduleError, TVMError, ValueError from the schedule API
         raise InvalidConfigError(f"{what}: {type(exc).__name__}: {first_line(str(exc))}") from None
+
+
+# Share of uniform draws that must pass a space's check: ``Space.sample`` gives up after
+# 1000 rejected draws, and searchers sample large spaces that way.
+MIN_ACCEPTANCE = 0.02
+
+
+def samplable(space: Any, draws: int) -> bool:
+    """True if configs of ``space`` pass its check often enough to be sampled: for a
+    small space, which searchers enumerate, one valid config is enough; otherwise at
+    least MIN_ACCEPTANCE of ``draws`` seeded uniform draws."""
+    import random
+
+    if space.check is None:
+        return True
+    if space.size <= 20000:
+        return next(iter(space), None) is not None
+    rng = random.Random(0)
+    passed = sum(space.check(space.config_at([rng.randrange(n) for n in space.knob_sizes]))
+                 is None for _ in range(draws))
+    return passed >= MIN_ACCEPTANCE * draws
+
+
+def schedule_module(fam: Any, task: Any, config: Any, target: Any) -> Any:
+    """The scheduled ``tvm.IRModule`` of ``task`` under ``config``: template module
+    ``fam`` applies its schedule; InvalidConfigError (one line) when it does not fit."""
+    from tvm.s_tir import Schedule
+
+    with schedule_errors(f"{task.op} config {config.key}"):
+        sch = Schedule(task.operator.prim_func(task.params), error_render_level="none")
+        fam.apply(sch, task, config, target)
+        return sch.mod

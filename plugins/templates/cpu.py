@@ -7,7 +7,6 @@ rebuilds the PrimFunc from the frozen task, applies the config and returns the m
 from __future__ import annotations
 
 import dataclasses
-import random
 from types import ModuleType
 from typing import Any
 
@@ -16,7 +15,7 @@ from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo
 from orchestrator.task import Task
 from plugins.templates import cpu_conv2d, cpu_depthwise, cpu_matmul
-from plugins.templates.common import schedule_errors
+from plugins.templates.common import samplable, schedule_module
 
 SCHEDULE_FN = "plugins.templates.cpu:apply_config"
 GENERATOR = "cpu"
@@ -57,29 +56,10 @@ class CpuTemplates:
         # and as a last resort no check at all.
         for fallback, note in ((dataclasses.replace(check, relaxed=True), "check relaxed"),
                                (None, "check dropped")):
-            if _has_valid(space):
+            if samplable(space, 3000):
                 break
             space = dataclasses.replace(space, check=fallback, notes=(*space.notes, note))
         return space
-
-
-# Share of uniform draws that must pass the check: ``Space.sample`` gives up after
-# 1000 rejected draws, and searchers sample large spaces that way.
-MIN_ACCEPTANCE = 0.02
-
-
-def _has_valid(space: Space) -> bool:
-    """True if configs of ``space`` pass its check often enough to be sampled (for a
-    small space, which searchers enumerate, one valid config is enough)."""
-    if space.check is None:
-        return True
-    if space.size <= 20000:
-        return next(iter(space), None) is not None
-    rng = random.Random(0)
-    draws = 3000
-    passed = sum(space.check(space.config_at([rng.randrange(n) for n in space.knob_sizes]))
-                 is None for _ in range(draws))
-    return passed >= MIN_ACCEPTANCE * draws
 
 
 def apply_config(task: Task, config: Config, target: TargetInfo) -> Any:
@@ -88,10 +68,4 @@ def apply_config(task: Task, config: Config, target: TargetInfo) -> Any:
     Raises InvalidConfigError (one line) when the config does not fit the template or a
     schedule primitive rejects it.
     """
-    from tvm.s_tir import Schedule
-
-    fam = family(task)
-    with schedule_errors(f"{task.op} config {config.key}"):
-        sch = Schedule(task.operator.prim_func(task.params), error_render_level="none")
-        fam.apply(sch, task, config, target)
-        return sch.mod
+    return schedule_module(family(task), task, config, target)
