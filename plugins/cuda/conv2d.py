@@ -35,36 +35,9 @@ from plugins.cuda.common import (
     stage_split,
 )
 from plugins.templates.common import choice, factors_of, find_block
+from plugins.templates.conv_shape import ConvShape, shape_of
 
 RS_CHOICES = ("inner", "outer")
-
-
-@dataclass(frozen=True)
-class ConvShape:
-    """Output ``n k oh ow``, reduction ``c r s``, input ``h w``."""
-
-    n: int
-    k: int
-    oh: int
-    ow: int
-    c: int
-    r: int
-    s: int
-    h: int
-    w: int
-    stride: int
-    pad: int
-    dilation: int
-    block: str = "conv2d_nchw"
-    pad_block: str = "pad_temp"
-
-
-def shape_of(task: Task) -> ConvShape:
-    """The loop extents of ``task``."""
-    p = task.params
-    _, k, oh, ow = task.operator.output_shape(p)
-    return ConvShape(p["N"], k, oh, ow, p["C"], p["R"], p["S"], p["H"], p["W"], p["stride"],
-                     p["pad"], p["dilation"])
 
 
 def rs_modes(s: ConvShape) -> tuple[str, ...]:

@@ -36,34 +36,11 @@ from plugins.templates.common import (
     vector_widths,
     vectors,
 )
+from plugins.templates.conv_shape import ConvShape, shape_of
 
 VEC_CHOICES = ("k", "w")
 ACC_CHOICES = ("outer", "inner")
 RS_CHOICES = ("inner", "outer")
-
-
-@dataclass(frozen=True)
-class ConvShape:
-    """Extents of a conv2d task: output ``n k oh ow``, reduction ``c r s``."""
-
-    n: int
-    k: int
-    oh: int
-    ow: int
-    c: int
-    r: int
-    s: int
-    stride: int
-    pad: int
-    block: str = "conv2d_nchw"
-    pad_block: str = "pad_temp"
-
-
-def shape_of(task: Task) -> ConvShape:
-    """The loop extents of ``task``."""
-    p = task.params
-    _, k, oh, ow = task.operator.output_shape(p)
-    return ConvShape(p["N"], k, oh, ow, p["C"], p["R"], p["S"], p["stride"], p["pad"])
 
 
 def vec_modes(s: ConvShape, lanes: int) -> tuple[str, ...]:
