@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT))
 
+from gpu_bench import GPU_MEASURER_OPTIONS, Bench, DeadlineReached  # noqa: E402
 from machine import machine_header  # noqa: E402
 from orchestrator.errors import OrchestratorError  # noqa: E402
 from orchestrator.gpus import local_gpu_names, resolve_gpu_target  # noqa: E402
@@ -76,6 +77,7 @@ class Row:
     # "psa256" / "random256" ... -> measured latencies (whole-space sample, that space)
     measured: dict[str, TaskLatencies] = field(default_factory=dict)
     counts: tuple[int, int] = (0, 0)          # configs measured, of which ok
+    target_measured: dict[int, int] = field(default_factory=dict)  # size -> configs measured
 
 
 def plugin_set() -> Plugins:
@@ -126,27 +128,34 @@ def analyse(gen_name: str, space: Space, target: TargetInfo, task: Task,
     return row, ranked, sampled
 
 
-def measure_row(row: Row, plugins: Plugins, space: Space, target: TargetInfo,
-                ranked: list[tuple[float, Config]], sample: int, seed: int,
-                measurer_name: str = "cuda") -> dict[str, Any]:
+def measure_row(row: Row, bench: Bench, space: Space, ranked: list[tuple[float, Config]],
+                sample: int, seed: int) -> dict[str, Any]:
     """Measures the largest target space and a uniform sample; fills ``row.measured``."""
-    measurer = plugins.create("measurer", measurer_name)
     rng = random.Random(seed)
     top = [c for _, c in ranked[:max(SIZES)]]
     pool = [c for _, c in ranked]
     whole = rng.sample(pool, min(sample, len(pool)))
     todo = list(dict.fromkeys([*top, *whole]))
-    results = []
-    try:
-        for i in range(0, len(todo), MEASURE_BATCH):
-            results.extend(measurer.measure(space, target, todo[i:i + MEASURE_BATCH]))
-            print(f"  measured {len(results)}/{len(todo)}", flush=True)
-    finally:
-        measurer.close()
-    latency = {c: r.latency for c, r in zip(todo, results, strict=True)}
-    full = tuple(latency[c] for c in whole)
+    if bench.replay:
+        # A replay reports what the campaign measured: a sample cut short by its deadline
+        # is smaller, a target space must be complete.
+        known = {c for c in todo if bench.known(space, c) is not None}
+        for size in SIZES:
+            row.target_measured[size] = sum(c in known for c in top[:size])
+        top = [c for c in top if c in known]
+        whole = [c for c in whole if c in known]
+        todo = [c for c in todo if c in known]
+    for i in range(0, len(todo), MEASURE_BATCH):
+        bench.measure(space, todo[i:i + MEASURE_BATCH])
+        print(f"  measured {min(i + MEASURE_BATCH, len(todo))}/{len(todo)}", flush=True)
+    latency = dict(zip(todo, bench.measure(space, todo), strict=True))
+    # L*: the best latency known on this layer, from this sample and target space and
+    # from any other run that shares the database (reproduce_cnnopt.py --measure).
+    full = tuple(bench.measured_latencies(space).values())
     for size in SIZES:
-        row.measured[f"psa{size}"] = TaskLatencies(full, tuple(latency[c] for c in top[:size]))
+        row.target_measured.setdefault(size, min(size, len(top)))
+        kept = top[:row.target_measured[size]]
+        row.measured[f"psa{size}"] = TaskLatencies(full, tuple(latency[c] for c in kept))
         rand = rng.sample(whole, min(size, len(whole)))
         row.measured[f"random{size}"] = TaskLatencies(full, tuple(latency[c] for c in rand))
     row.counts = (len(todo), sum(math.isfinite(v) for v in latency.values()))
@@ -160,13 +169,19 @@ def report(rows: Sequence[Row], args: argparse.Namespace, missing: Sequence[str]
     """The markdown result file."""
     lines = ["# Pruner PSA: target spaces of the ResNet-18 convolutions", "",
              machine_header(),
-             f"- GPU: {', '.join(local_gpu_names()) or 'none (nvidia-smi found none)'}", ""]
+             f"- GPU: {', '.join(local_gpu_names()) or 'none (nvidia-smi found none)'}"
+             + (" (replayed from the database)" if getattr(args, "replay", False) else ""),
+             ""]
     if measured:
-        lines += [f"**Measured on this machine's GPU** with the `{args.measurer}` measurer (the "
-                  "`--measure` path, not verified on hardware by its author before this "
-                  "run). Best-k as in Pruner, equation 6: best latency of the measured "
-                  "sample of the whole space (target space included) over the k-th best of "
-                  "the target space.", ""]
+        lines += [f"**Measured on this machine's GPU** with the `{args.measurer}` measurer "
+                  "(median of 3 timings of at least 10 ms each, output checked against NumPy)"
+                  + (", recomputed from the history database (--replay)" if args.replay
+                     else "") + ". Best-k as in Pruner, equation 6: L* over the k-th best "
+                  "latency of the target space, where L* is the best latency measured on the "
+                  "layer (the uniform sample, the target space, and any other run recorded "
+                  "in the same database, such as reproduce_cnnopt.py --measure).", ""]
+        if getattr(args, "stopped", ""):
+            lines += [f"**Partial run:** {args.stopped}.", ""]
     else:
         lines += ["**No GPU measurement was made.** Every latency below is PSA's analytical "
                   "estimate L_total (Pruner, equation 4) from the GPU table's peak FP32 rate "
@@ -238,6 +253,14 @@ def measured_table(rows: Sequence[Row]) -> list[str]:
             name = "**all (eq. 6)**" if r is None else r.layer
             done = sum(m.counts[0] for m in members), sum(m.counts[1] for m in members)
             lines.append(f"| {gen} | {gpu} | {name} | {done[0]} ({done[1]}) | {vals} |")
+    partial = [(r.layer, size, n) for r in rows for size, n in r.target_measured.items()
+               if n < size]
+    if partial:
+        lines += ["", "**Incomplete target spaces** (the measuring campaign stopped at its "
+                  "deadline): " + "; ".join(f"{layer} psa{size}: {n} of {size} measured"
+                                            for layer, size, n in partial)
+                  + ". Their Best-k is taken over the measured part only: an unmeasured config "
+                  "of the target space could only raise it."]
     lines += ["", "`psaN`: the N configs PSA ranks first (the explored share is left out); "
               "`randomN`: N configs drawn uniformly from the measured sample of the whole "
               "space (one draw, not the paper's average of 5000; the whole sample when it "
@@ -260,6 +283,12 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--sample", type=int, default=1000,
                     help="--measure: configs of the whole space measured")
     ap.add_argument("--measurer", default="cuda", help="--measure: the measurer to use")
+    ap.add_argument("--db", default="psa-measure.db",
+                    help="--measure: history database (reruns resume from it)")
+    ap.add_argument("--deadline", type=float, default=0.0,
+                    help="--measure: stop measuring after this many seconds")
+    ap.add_argument("--replay", action="store_true",
+                    help="--measure without a GPU: every latency from --db")
     ap.add_argument("--raw", type=Path, default=None,
                     help="--measure: JSON file for every measured latency")
     args = ap.parse_args(argv)
@@ -275,31 +304,39 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse(argv)
-    if args.measure:
+    if args.measure and not args.replay:
         gpus = local_gpu_names()
         if not gpus:
             print("reproduce_psa: --measure needs an NVIDIA GPU on this machine (nvidia-smi "
-                  "found none); run without --measure for the analytical part",
+                  "found none); add --replay --db DB to recompute from a database that holds "
+                  "the measurements, or run without --measure for the analytical part",
                   file=sys.stderr)
             return 2
+    bench: Bench | None = None
+    stopped = ""
+    rows: list[Row] = []
+    raw: list[dict[str, Any]] = []
     try:
         plugins = plugin_set()
         wanted = [g for g in args.generators.split(",") if g]
         gens = generators(plugins, wanted)
         missing = [g for g in wanted if g not in dict(gens)]
         if args.measure:
-            targets = [resolve_gpu_target("cuda")]
+            targets = [resolve_gpu_target("cuda" if not args.replay
+                                          else f"cuda:{args.targets.split(',')[0]}")]
             if args.measurer not in plugins.registry("measurer"):
                 print(f"reproduce_psa: --measure needs the `{args.measurer}` measurer "
                       "(plugins/cuda), which is not installed", file=sys.stderr)
                 return 2
+            deadline = time.monotonic() + args.deadline if args.deadline else None
+            bench = Bench(targets[0], args.db, MEASURE_BATCH, replay=args.replay,
+                          deadline=deadline, measurer=args.measurer, plugins=plugins,
+                          options=GPU_MEASURER_OPTIONS if args.measurer == "cuda" else {})
         else:
             targets = [resolve_gpu_target(f"cuda:{t}") for t in args.targets.split(",") if t]
         tasks = resnet_layers([x for x in args.layers.split(",") if x])
         pruner = PsaPruner(size=max(SIZES), explore=args.explore, seed=args.seed,
                            max_enumerate=args.max_enumerate, sample_size=args.sample_size)
-        rows: list[Row] = []
-        raw: list[dict[str, Any]] = []
         for gen_name, gen in gens:
             for target in targets:
                 for task in tasks:
@@ -310,13 +347,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f"{gen_name} {target.arch} {row.layer}: {row.full_size:,} configs, "
                           f"{row.ranked:,} ranked, best est. {row.best_us:.1f} us "
                           f"({row.seconds:.1f} s)", flush=True)
-                    if args.measure:
-                        raw.append(measure_row(row, plugins, space, target, ranked,
-                                               args.sample, args.seed, args.measurer))
+                    if bench is not None:
+                        raw.append(measure_row(row, bench, space, ranked, args.sample,
+                                               args.seed))
                     rows.append(row)
+    except DeadlineReached as exc:
+        stopped = str(exc)
+        print(f"reproduce_psa: stopped: {stopped}", file=sys.stderr)
     except OrchestratorError as exc:
         print(f"reproduce_psa: {exc}", file=sys.stderr)
         return 2
+    finally:
+        if bench is not None:
+            bench.close()
+    args.stopped = stopped
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(report(rows, args, missing, args.measure))
     if args.raw is not None and raw:

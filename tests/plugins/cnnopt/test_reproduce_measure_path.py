@@ -39,15 +39,11 @@ def test_synthetic_measure_path_trains_and_reports_lop(tmp_path, monkeypatch):
     monkeypatch.setattr(script, "local_gpu_names", lambda: ["NVIDIA H100 80GB HBM3"])
     monkeypatch.setattr(script, "resolve_target", lambda name: H100)
 
-    class Bench(script.Bench):
-        def __init__(self, target, db, batch):
-            self.target, self.batch = target, batch
-            self.measurer = SyntheticMeasurer()
-            self.store = HistoryStore.open(db)
-            self.target_id = self.store.ensure_target(target)
-            self.cache = {}
+    import gpu_bench
 
-    monkeypatch.setattr(script, "Bench", Bench)
+    monkeypatch.setattr(gpu_bench.Bench, "_measure",
+                        lambda self, space, chunk: SyntheticMeasurer().measure(
+                            space, self.target, chunk))
     out, db = tmp_path / "m.md", tmp_path / "m.db"
     code = script.main(["--measure", "--only", "r18_l4", "--no-ptx", "--top", "1",
                         "--train-problems", "3", "--train-configs", "20", "--train-max-xy", "28",
@@ -55,10 +51,51 @@ def test_synthetic_measure_path_trains_and_reports_lop(tmp_path, monkeypatch):
                         "300", "--max-trials", "40", "--db", str(db), "--out", str(out)])
     assert code == 0
     text = out.read_text()
-    assert "UNVERIFIED" in text and "No GPU measurements were made" not in text
+    assert "Measured on an NVIDIA H100" in text and "No GPU measurements were made" not in text
     row = next(ln for ln in text.splitlines() if ln.startswith("| r18_l4 | 232 |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[2] == "232 (all)"                   # exhaustive: the whole pruned space
     assert all(c.endswith("%") for c in cells[5:8])  # LoP analytical, ML, hybrid
     assert float(cells[5].rstrip("%")) >= 0
     assert (tmp_path / "config" / "orchestrator" / "cnnopt" / "h100-hybrid.json").exists()
+
+
+def test_replay_of_the_committed_h100_dataset_gives_the_recorded_report(tmp_path, monkeypatch):
+    """The H100 measurements committed in docs/results/data, imported into a database,
+    reproduce the recorded report's row without a GPU (--replay): same training set,
+    same models, same LoP and trials."""
+    from history.io import import_records
+
+    root = SCRIPT.parents[1]
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    script = _script()
+    monkeypatch.setattr(script, "local_gpu_names", lambda: [])
+    db = tmp_path / "h100.db"
+    store = HistoryStore.open(str(db))
+    imported, _ = import_records(store, root / "docs" / "results" / "data" /
+                                 "cnnopt-psa-h100.jsonl", "jsonl")
+    store.close()
+    assert imported > 1000
+    out = tmp_path / "replay.md"
+    code = script.main(["--measure", "--replay", "--no-static", "--db", str(db),
+                        "--train-problems", "9", "--train-configs", "40", "--only", "r18_l4",
+                        "--reference", "100", "--exhaustive", "250", "--max-trials", "60",
+                        "--out", str(out)])
+    assert code == 0
+    recorded = (root / "docs" / "results" / "cnnopt-h100.md").read_text().splitlines()
+    want = next(ln for ln in recorded if ln.startswith("| r18_l4 |"))
+    got = next(ln for ln in out.read_text().splitlines() if ln.startswith("| r18_l4 |"))
+    assert got == want
+
+
+def test_replay_refuses_a_missing_measurement_in_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    script = _script()
+    code = script.main(["--measure", "--replay", "--no-static", "--db", str(tmp_path / "e.db"),
+                        "--train-problems", "1", "--only", "r18_l4", "--out",
+                        str(tmp_path / "x.md")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    last = err.strip().splitlines()[-1]  # progress lines come first
+    assert last.startswith("reproduce_cnnopt: replay:") and "measure on a GPU" in last

@@ -82,7 +82,9 @@ def test_build_worker_makes_a_library_and_a_cubin(build_pool: CudaPool, tmp_path
     ], timeout=120)
     assert ok.reply is not None and ok.reply["status"] == "ok", ok
     library, cubin = Path(ok.reply["path"]), Path(ok.reply["cubin"])
-    assert library.stat().st_size > 0 and b"__syncthreads" in library.read_bytes()
+    # The library holds the CUDA C where TVM has no CUDA compiler at export (here), or a
+    # binary where it has one (NVRTC on the H100 machine): only its existence is common.
+    assert library.stat().st_size > 0
     assert cubin.read_bytes()[:4] == b"\x7fELF"
     expected = cuda_source(apply_config(task, SMALL_DENSE_CONFIG, tgt), tgt)
     assert ok.reply["source_sha"] == source_digest(expected)
@@ -96,6 +98,26 @@ def test_cubin_hook_serves_the_prepared_binary() -> None:
     hook.binaries = {source_digest("kernel A"): b"prepared"}
     assert hook("kernel A") == b"prepared" and hook.hits == 1
     assert hook("kernel B") == b"fresh" and compiled == ["kernel B"]
+
+
+def with_layout(space, layout: str, n: int) -> list[Config]:
+    """``n`` valid configs of ``space`` with the given layout (forcing the layout onto a
+    sampled config can break the template's rules, as the H100 run of this test showed)."""
+    out: list[Config] = []
+    rng = random.Random(0)
+    while len(out) < n:
+        cfg = Config.of({**space.sample(rng).to_dict(), "layout": layout})
+        if space.validate(cfg) is None and cfg not in out:
+            out.append(cfg)
+    return out
+
+
+def test_configs_forced_to_a_layout_are_valid() -> None:
+    space = CudaTemplates().generate(small_dense(), target("h100"))
+    for layout in ("blocked", "interleaved"):
+        configs = with_layout(space, layout, 3)
+        assert {c["layout"] for c in configs} == {layout}
+        assert all(space.validate(c) is None for c in configs)
 
 
 @NEEDS_GPU
@@ -115,8 +137,7 @@ def test_measures_dense_and_conv_on_the_gpu(layout: str) -> None:
     with CudaMeasurer(build_workers=2, repeat=3, min_repeat_ms=1) as m:
         for task in tasks:
             space = gen.generate(task, tgt)
-            configs = [Config.of({**space.sample(random.Random(i)).to_dict(), "layout": layout})
-                       for i in range(3)]
+            configs = with_layout(space, layout, 3)
             results = m.measure(space, tgt, configs)
             assert [r.config for r in results] == configs
             for r in results:
