@@ -5,7 +5,9 @@ from __future__ import annotations
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo
 from orchestrator.task import Task
-from plugins.cnnopt.schema import ConvDims, dims_of, knobs, warp_check, warp_shapes
+from plugins.cnnopt.capacity import STATIC_SMEM_BYTES
+from plugins.cnnopt.plan import smem_bytes
+from plugins.cnnopt.schema import ConvDims, dims_of, knobs, tiles_of, warp_check, warp_shapes
 
 GENERATOR = "cnnopt"
 SCHEDULE_FN = "plugins.cnnopt.schedule:apply_config"
@@ -26,13 +28,22 @@ def target_from_notes(space: Space) -> str | None:
 
 
 class WarpCheck:
-    """The space's check: T_x T_y T_k = 32 (the schema's warp shape)."""
+    """The space's check: T_x T_y T_k = 32 (the schema's warp shape), and a shared-memory
+    stage that TVM can declare (at most 48 KiB of static shared memory on any GPU; ptxas
+    rejects more, as 244 configs of a PSA target space showed on an H100)."""
 
     def __init__(self, dims: ConvDims) -> None:
         self.dims = dims
 
     def __call__(self, config: Config) -> str | None:
-        return warp_check(self.dims, config)
+        why = warp_check(self.dims, config)
+        if why is not None:
+            return why
+        stage = smem_bytes(self.dims, tiles_of(self.dims, config))
+        if stage > STATIC_SMEM_BYTES:
+            return (f"a shared-memory stage of {stage:,} bytes; TVM declares shared memory "
+                    f"statically, at most {STATIC_SMEM_BYTES:,} bytes")
+        return None
 
 
 class CnnoptSpaces:
