@@ -7,16 +7,19 @@ and PTX-level static features of the analytical model's top-5 configs (ptxas reg
 spills and shared memory; FMA and load/store counts from plugins/cuda/ptx.py). Nothing
 is run on a GPU and the report says so.
 
-With ``--measure`` (needs an NVIDIA GPU; UNVERIFIED ON HARDWARE: written on a machine
-without one): measures random training problems with the ``cuda`` measurer, trains the
-``cnnopt-ml`` and ``cnnopt-hybrid`` models, then per ResNet-18 layer measures the
-models' top-30 plus a reference set (the whole pruned space when it is small enough)
-and reports the loss of performance (LoP, equation 5) of the top-30 of the analytical,
-ML and hybrid models (Table 9) and the trials each needs to reach 95% of the best
-(Table 8). Every measurement is recorded in the history database (``--db``).
+With ``--measure`` (needs an NVIDIA GPU; first run on an H100, docs/results/gpu-h100.md):
+measures random training problems with the ``cuda`` measurer, trains the ``cnnopt-ml``
+and ``cnnopt-hybrid`` models, then per ResNet-18 layer measures the models' top-30 plus a
+reference set (the whole pruned space when it is small enough) and reports the loss of
+performance (LoP, equation 5) of the top-30 of the analytical, ML and hybrid models
+(Table 9) and the trials each needs to reach 95% of the best (Table 8); ``--vendor`` adds
+PyTorch cuDNN and MetaSchedule beside our best kernel. Every measurement goes into the
+history database (``--db``): a rerun resumes from it (``--deadline`` stops a run cleanly),
+and ``--replay`` recomputes the report from it without a GPU.
 
     python scripts/reproduce_cnnopt.py [--smoke] [--out docs/results/cnnopt.md]
     python scripts/reproduce_cnnopt.py --measure [--db cnnopt.db] [--train-problems 40]
+    python scripts/reproduce_cnnopt.py --measure --replay --db h100.db ...   # no GPU
 """
 
 from __future__ import annotations
@@ -155,7 +158,7 @@ def have_ptx_tools() -> bool:
     return shutil.which("nvcc") is not None and shutil.which("ptxas") is not None
 
 
-# -- measurement (needs a GPU; unverified on hardware) --------------------------------------
+# -- measurement (a GPU, or --replay from the history) -------------------------------------
 
 @dataclass
 class LayerEval:

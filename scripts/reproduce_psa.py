@@ -12,8 +12,9 @@ Best-1 needs a GPU.
 ``--measure`` (needs an NVIDIA GPU; refused in one line otherwise) measures, on this
 machine's GPU, the largest target space and a uniform sample of the full space with the
 ``cuda`` measurer and reports Best-1/5/20 (Pruner, equation 6) of the target spaces and
-of random spaces of the same size drawn from the sample. That path has NOT been run on
-hardware by its author: treat its first results with care.
+of random spaces of the same size drawn from the sample (first run on an H100:
+docs/results/psa-h100.md). Measurements go through the history database (``--db``), so a
+rerun resumes and ``--replay`` recomputes the report without a GPU.
 
     python scripts/reproduce_psa.py                 # docs/results/psa.md, minutes
     python scripts/reproduce_psa.py --smoke --out /tmp/psa.md
@@ -169,14 +170,15 @@ def report(rows: Sequence[Row], args: argparse.Namespace, missing: Sequence[str]
     """The markdown result file."""
     lines = ["# Pruner PSA: target spaces of the ResNet-18 convolutions", "",
              machine_header(),
-             f"- GPU: {', '.join(local_gpu_names()) or 'none (nvidia-smi found none)'}"
-             + (" (replayed from the database)" if getattr(args, "replay", False) else ""),
+             (f"- GPU: none here; measurements replayed from the history database "
+              f"(target cuda:{args.targets.split(',')[0]})" if getattr(args, "replay", False)
+              else f"- GPU: {', '.join(local_gpu_names()) or 'none (nvidia-smi found none)'}"),
              ""]
     if measured:
-        lines += [f"**Measured on this machine's GPU** with the `{args.measurer}` measurer "
-                  "(median of 3 timings of at least 10 ms each, output checked against NumPy)"
-                  + (", recomputed from the history database (--replay)" if args.replay
-                     else "") + ". Best-k as in Pruner, equation 6: L* over the k-th best "
+        lines += [("**Measured on a GPU, recomputed here from the history database "
+                   "(--replay)**" if args.replay else "**Measured on this machine's GPU**")
+                  + f" with the `{args.measurer}` measurer (median of 3 timings of at least "
+                  "10 ms each, output checked against NumPy). Best-k as in Pruner, equation 6: L* over the k-th best "
                   "latency of the target space, where L* is the best latency measured on the "
                   "layer (the uniform sample, the target space, and any other run recorded "
                   "in the same database, such as reproduce_cnnopt.py --measure).", ""]
