@@ -95,7 +95,8 @@ def cudnn_seconds(task: Task, repeats: int = 7, min_ms: float = 10.0) -> VendorT
         torch.cuda.synchronize()
         times.append(start.elapsed_time(end) / 1e3 / (replays * number))
     return VendorTiming(statistics.median(times),
-                        f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, CUDA graph")
+                        f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, "
+                        "CUDA graph")
 
 
 def metaschedule_seconds(task: Task, gpu_tag: str, trials: int,

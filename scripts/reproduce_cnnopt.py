@@ -342,11 +342,12 @@ def compare_vendor(bench: Bench, evals: Sequence[LayerEval], target: TargetInfo,
                                                args.ms_trials)
                     ms, ms_note = got.seconds, got.note
                 except Exception as exc:  # a baseline's failure is a row note, not a crash
-                    ms_note = f"failed: {str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__}"
+                    first = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+                    ms_note = f"failed: {first}"
                 ms_wall = time.perf_counter() - t0
-        row = VendorRow(task.name or task.op, float(task.flops), ours, len(e.tops.get("hybrid", [])),
-                        best_cfg.key if best_cfg else "", cudnn.seconds, cudnn.note, ms,
-                        ms_note, ms_wall)
+        row = VendorRow(task.name or task.op, float(task.flops), ours,
+                        len(e.tops.get("hybrid", [])), best_cfg.key if best_cfg else "",
+                        cudnn.seconds, cudnn.note, ms, ms_note, ms_wall)
         log(f"{row.layer}: ours {_us(ours)}, cuDNN {_us(cudnn.seconds)}, MetaSchedule "
             f"{_us(ms)} ({ms_note}, {ms_wall:.0f} s)")
         rows.append(row)

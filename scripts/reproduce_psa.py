@@ -178,10 +178,11 @@ def report(rows: Sequence[Row], args: argparse.Namespace, missing: Sequence[str]
         lines += [("**Measured on a GPU, recomputed here from the history database "
                    "(--replay)**" if args.replay else "**Measured on this machine's GPU**")
                   + f" with the `{args.measurer}` measurer (median of 3 timings of at least "
-                  "10 ms each, output checked against NumPy). Best-k as in Pruner, equation 6: L* over the k-th best "
-                  "latency of the target space, where L* is the best latency measured on the "
-                  "layer (the uniform sample, the target space, and any other run recorded "
-                  "in the same database, such as reproduce_cnnopt.py --measure).", ""]
+                  "10 ms each, output checked against NumPy). Best-k as in Pruner, "
+                  "equation 6: L* over the k-th best latency of the target space, where L* "
+                  "is the best latency measured on the layer (the uniform sample, the "
+                  "target space, and any other run recorded in the same database, such as "
+                  "reproduce_cnnopt.py --measure).", ""]
         if getattr(args, "stopped", ""):
             lines += [f"**Partial run:** {args.stopped}.", ""]
     else:
