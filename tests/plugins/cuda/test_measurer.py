@@ -39,6 +39,13 @@ def test_registered_as_cuda_measurer() -> None:
         m.close()
 
 
+def test_gpu_timing_defaults_and_overrides() -> None:
+    m = CudaMeasurer()
+    assert (m.repeat, m.min_repeat_ms, m.build_timeout) == (3, 10, 120.0)
+    m = CudaMeasurer(repeat=7, min_repeat_ms=50)
+    assert (m.repeat, m.min_repeat_ms) == (7, 50)
+
+
 def test_unknown_options_are_named() -> None:
     with pytest.raises(OrchestratorError, match="unknown option.*bogus.*device"):
         CudaMeasurer(bogus=1)
