@@ -115,11 +115,14 @@ def tune(
         raise typer.Exit(130) from None
     finally:
         store.close()
+    predicted = bool(getattr(plugins.registry("measurer").get(measurer).factory, "predicts",
+                             False))
     if as_json:
-        print(json.dumps([{**_summary_dict(s), **_verified_dict(s, verified.get(s.run.run_id))}
+        print(json.dumps([{**_summary_dict(s), "predicted": predicted,
+                           **_verified_dict(s, verified.get(s.run.run_id))}
                           for s in summaries], indent=1))
     else:
-        _print_summaries(summaries, tgt)
+        _print_summaries(summaries, tgt, predicted=predicted, measurer=measurer)
         for s in summaries:
             v = _verified_dict(s, verified.get(s.run.run_id)).get("verified")
             if v:
@@ -164,11 +167,17 @@ def _summary_dict(s: Any) -> dict[str, Any]:
     }
 
 
-def _print_summaries(summaries: list[Any], tgt: Any) -> None:
-    table = Table(title=f"Best kernels on {tgt.arch} ({tgt.cores} cores, nominal peak "
-                        f"{tgt.peak_gflops:.0f} GFLOPS at {tgt.clock_ghz:.2f} GHz; turbo can exceed it)")
-    for col in ("workload", "best ms", "GFLOPS", "% peak", "vs first", "trials",
-                "measured", "errors", "run"):
+def _print_summaries(summaries: list[Any], tgt: Any, *, predicted: bool = False,
+                     measurer: str = "") -> None:
+    title = (f"Best kernels on {tgt.arch} ({tgt.cores} cores, nominal peak "
+             f"{tgt.peak_gflops:.0f} GFLOPS at {tgt.clock_ghz:.2f} GHz; turbo can exceed it)")
+    if predicted:
+        title += (f"\nPREDICTED by the {measurer} measurer, nothing was run: use --verify-top K "
+                  "to measure the best K")
+    table = Table(title=title)
+    prefix = "predicted " if predicted else ""
+    for col in ("workload", f"{prefix}best ms", f"{prefix}GFLOPS", "% peak", "vs first",
+                "trials", "scored" if predicted else "measured", "errors", "run"):
         table.add_column(col, justify="left" if col in ("workload", "errors") else "right")
     for s in summaries:
         d = _summary_dict(s)

@@ -27,6 +27,9 @@ class StaticMeasurer:
     Options: ``workers``, ``cache_dir``, ``coefficients``, ``timeout``.
     """
 
+    #: Its latencies are predictions, not timings (read by the CLI to label them).
+    predicts = True
+
     def __init__(self, *, workers: int | None = None, cache_dir: str | Path | None = None,
                  coefficients: str | Path | None = None, timeout: float = DEFAULT_TIMEOUT,
                  **unknown: Any) -> None:
