@@ -30,8 +30,7 @@ from orchestrator.target import TargetInfo
 from plugins.cnnopt.errors import CnnoptError
 from plugins.cnnopt.plan import FLOAT_BYTES, REG_OVERHEAD, registers_rs, registers_s
 from plugins.cnnopt.schema import KERNELS, ConvDims, dims_of, warp_shapes
-
-STATIC_SMEM_BYTES = 48 * 1024
+from plugins.cuda.common import STATIC_SMEM_BYTES  # TVM's static limit, as for `cuda`
 
 
 def smem_limit(gpu: GpuSpec) -> int:

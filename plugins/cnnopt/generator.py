@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from orchestrator.errors import InvalidConfigError
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo
 from orchestrator.task import Task
-from plugins.cnnopt.capacity import STATIC_SMEM_BYTES
 from plugins.cnnopt.plan import smem_bytes
-from plugins.cnnopt.schema import ConvDims, dims_of, knobs, tiles_of, warp_check, warp_shapes
+from plugins.cnnopt.schema import ConvDims, dims_of, knobs, tiles_of, warp_shapes, warp_violation
+from plugins.cuda.common import STATIC_SMEM_BYTES
 
 GENERATOR = "cnnopt"
 SCHEDULE_FN = "plugins.cnnopt.schedule:apply_config"
@@ -36,10 +37,14 @@ class WarpCheck:
         self.dims = dims
 
     def __call__(self, config: Config) -> str | None:
-        why = warp_check(self.dims, config)
+        try:
+            tiles = tiles_of(self.dims, config)
+        except InvalidConfigError as exc:
+            return str(exc)
+        why = warp_violation(tiles)
         if why is not None:
             return why
-        stage = smem_bytes(self.dims, tiles_of(self.dims, config))
+        stage = smem_bytes(self.dims, tiles)
         if stage > STATIC_SMEM_BYTES:
             return (f"a shared-memory stage of {stage:,} bytes; TVM declares shared memory "
                     f"statically, at most {STATIC_SMEM_BYTES:,} bytes")

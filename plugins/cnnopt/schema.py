@@ -183,12 +183,8 @@ def knobs(dims: ConvDims) -> list[Knob]:
     ]
 
 
-def warp_check(dims: ConvDims, config: Config) -> str | None:
+def warp_violation(t: Tiles) -> str | None:
     """The schema's own rule: a warp is exactly T_x T_y T_k = 32 threads."""
-    try:
-        t = tiles_of(dims, config)
-    except InvalidConfigError as exc:
-        return str(exc)
     if t.warp_threads != WARP:
         return f"warp of T_x*T_y*T_k = {t.warp_threads} threads, not {WARP}"
     return None
