@@ -47,43 +47,40 @@ class Bench:
         self.options = dict(GPU_MEASURER_OPTIONS if options is None else options)
         self.store = HistoryStore.open(db)
         self.target_id = self.store.ensure_target(target)
-        self.cache: dict[tuple[str, Config], float] = {}
-        self.loaded: set[str] = set()
+        # task key -> config -> seconds (inf for a failure), loaded once per task
+        self.cache: dict[str, dict[Config, float]] = {}
         self.measured = 0     # by this process
         self.reused = 0       # answered from the history
         self._measurer: Any = None
         self._plugins = plugins  # where the measurer comes from (default: installed ones)
 
-    def _load(self, space: Space) -> None:
+    def _known(self, space: Space) -> dict[Config, float]:
+        """The task's results, read from the history on first use."""
         key = space.task.key
-        if key in self.loaded:
-            return
-        self.loaded.add(key)
-        task_id = self.store.find_task(space.task)
-        if task_id is None:
-            return
-        for r in self.store.results(task_id, self.target_id):  # oldest first
-            if r.measurer == self.measurer_name:
-                # The first measurement is the one a campaign used; later ones are
-                # re-timings (remeasure) and must not change a replayed report.
-                self.cache.setdefault((key, r.config), r.latency if r.ok else math.inf)
+        known = self.cache.get(key)
+        if known is None:
+            known = self.cache[key] = {}
+            task_id = self.store.find_task(space.task)
+            stored = [] if task_id is None else self.store.results(task_id, self.target_id)
+            for r in stored:  # oldest first
+                if r.measurer == self.measurer_name:
+                    # The first measurement is the one a campaign used; later ones are
+                    # re-timings (remeasure) and must not change a replayed report.
+                    known.setdefault(r.config, r.latency if r.ok else math.inf)
+        return known
 
     def known(self, space: Space, config: Config) -> float | None:
         """The latency already known for ``config`` (inf for a failure), else None."""
-        self._load(space)
-        return self.cache.get((space.task.key, config))
+        return self._known(space).get(config)
 
     def measured_latencies(self, space: Space) -> dict[Config, float]:
-        """Every known result of this space's task."""
-        self._load(space)
-        key = space.task.key
-        return {c: v for (k, c), v in self.cache.items() if k == key}
+        """Every known result of this space's task (a copy)."""
+        return dict(self._known(space))
 
     def measure(self, space: Space, configs: Sequence[Config]) -> list[float]:
         """Seconds per config (inf for failures), in order; each config measured once."""
-        self._load(space)
-        key = space.task.key
-        todo = list(dict.fromkeys(c for c in configs if (key, c) not in self.cache))
+        known = self._known(space)
+        todo = list(dict.fromkeys(c for c in configs if c not in known))
         self.reused += len(set(configs)) - len(todo)
         if todo and self.replay:
             raise MissingMeasurements(
@@ -102,8 +99,8 @@ class Bench:
                               results=results)
             self.measured += len(results)
             for r in results:
-                self.cache[(key, r.config)] = r.latency if r.ok else math.inf
-        return [self.cache[(key, c)] for c in configs]
+                known[r.config] = r.latency if r.ok else math.inf
+        return [known[c] for c in configs]
 
     def _measure(self, space: Space, chunk: Sequence[Config]) -> list[MeasureResult]:
         if self._measurer is None:

@@ -205,7 +205,7 @@ def train_models(bench: Bench, target: TargetInfo, args: argparse.Namespace,
         # What the history already holds for this problem is its training sample (a rerun
         # resumes without enumerating the space again); otherwise draw from the pruned space.
         space = CnnoptSpaces().generate(task, target)
-        known = [c for c, v in bench.measured_latencies(space).items()]
+        known = list(bench.measured_latencies(space))
         if len(known) >= args.train_configs:
             configs = known[:args.train_configs]
         else:
@@ -364,6 +364,70 @@ def _fmt_int(v: float | None) -> str:
     return "-" if v is None else f"{int(v):,}"
 
 
+def static_sections(args: argparse.Namespace, gpu: Any, size_rows: list[LayerSizes],
+                    tops: list[TopConfig], ptx_note: str) -> list[str]:
+    """The markdown of the space-size and top-config (PTX) tables."""
+    gpus = list(size_rows[0].pruned) if size_rows else []
+    lines = ["## Space sizes (cf. the paper's Table 3)", "",
+              "*full*: the cross product of the knobs (kernel, tile_x, tile_y, tile_k, "
+              "tile_c, every exact-factor split); *schema*: those whose warp is "
+              "T_x T_y T_k = 32; *pruned*: `cnnopt-capacity` with its default rules; "
+              "*capacity only*: the paper's constraints alone (registers by equations 2/3, "
+              "shared memory, threads per block, B_c > 1 only against tail effects). The "
+              "paper's counts are for a V100 / RTX 2080 Ti and its own schema; its layers "
+              "res1*, res2, res4*, res6, res7*, res9, res10*, res12 are matched to ours by "
+              "position, and it leaves out the 1x1 downsampling convolutions (r18_*ds).", "",
+              "| layer | shape | full | schema | "
+              + " | ".join(f"pruned {g}" for g in gpus) + " | "
+              + " | ".join(f"capacity only {g}" for g in gpus) + " | paper (Table 3) |",
+              "|---|---|---:|---:|" + "---:|" * (2 * len(gpus)) + "---:|"]
+    for r in size_rows:
+        p = r.task.params
+        shape = (f"C={p['C']} {p['H']}x{p['W']} K={p['K']} {p['R']}x{p['S']} "
+                 f"s{p['stride']}")
+        lines.append(f"| {r.task.name} | {shape} | {r.full:,} | {r.schema:,} | "
+                     + " | ".join(_fmt_int(r.pruned.get(g)) for g in gpus) + " | "
+                     + " | ".join(_fmt_int(r.capacity_only.get(g)) for g in gpus) + " | "
+                     + _fmt_int(PAPER_TABLE_3.get(r.task.name or "")) + " |")
+    lines += ["", "Default extra rules of `cnnopt-capacity` (ours, not the paper's; "
+              "`Rules.capacity_only()` turns them off): at least 4 outputs per thread, "
+              "at least 64 threads per block, at least 4 channels per shared-memory stage, "
+              "a grid of at least half as many blocks as SMs. Shared memory is capped at "
+              "48 KiB because TVM allocates it statically.", ""]
+    lines += [f"## Top-{args.top} configs of the analytical model on {gpu.name} "
+              "(static PTX features)", "", ptx_note, "",
+              "| layer | # | kernel | tile_x (B,W,T,R) | tile_y | tile_k | tile_c (B_c,S_c,W_c)"
+              " | threads | grid | est. µs | est. GFLOPS | regs est. | regs ptxas | spill B "
+              "| smem B | fma (static) | fma/thread exec. | fma/thread expected "
+              "| ld.shared | ld.global | st.global |",
+              "|---|---:|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
+              "|---:|---:|---:|---:|"]
+    for t in tops:
+        c = t.config
+        x = t.ptx or {}
+        gflops = t.task.flops / t.est_seconds / 1e9 if t.est_seconds > 0 else 0.0
+
+        def g(name: str) -> str:
+            return _fmt_int(x[name]) if name in x else "n/a"
+
+        lines.append(
+            f"| {t.task.name} | {t.rank} | {c['kernel']} | {tuple(c['tile_x'])} | "
+            f"{tuple(c['tile_y'])} | {tuple(c['tile_k'])} | {tuple(c['tile_c'])} | "
+            f"{t.threads} | {t.grid:,} | {t.est_seconds * 1e6:.1f} | {gflops:,.0f} | "
+            f"{t.regs_estimate} | {g('ptxas_registers')} | {g('ptxas_spill_bytes')} | "
+            f"{t.smem:,} / {g('ptxas_smem_bytes')} | {g('fma')} | {g('fma_executed')} | "
+            f"{t.fma_expected:,.0f} | {g('ld_shared')} | {g('ld_global')} | "
+            f"{g('st_global')} |")
+    errors = sorted({t.ptx_error for t in tops if t.ptx_error})
+    if errors:
+        lines += ["", "PTX analysis failed for some configs: " + "; ".join(errors)]
+    lines += ["", "*regs est.*: equation (2)/(3) plus 24 registers for indices and "
+              "addresses; *smem B*: the plan's shared memory / ptxas'; *fma/thread "
+              "expected*: R^x R^y R^k (C/B_c) F_y F_x; *fma/thread exec.*: the PTX FMA "
+              "count weighted by recovered loop trip counts (plugins/cuda/ptx.py).", ""]
+    return lines
+
+
 def report(args: argparse.Namespace, target: TargetInfo, size_rows: list[LayerSizes],
            tops: list[TopConfig], evals: list[LayerEval] | None, wall: float,
            ptx_note: str, vendor: list[VendorRow] | None = None, stopped: str = "") -> str:
@@ -397,65 +461,8 @@ def report(args: argparse.Namespace, target: TargetInfo, size_rows: list[LayerSi
     if args.smoke:
         lines += ["Smoke run: a single small layer and the top config only; run without "
                   "`--smoke` for every layer.", ""]
-    gpus = list(size_rows[0].pruned) if size_rows else []
     if size_rows or tops:
-        lines += ["## Space sizes (cf. the paper's Table 3)", "",
-                  "*full*: the cross product of the knobs (kernel, tile_x, tile_y, tile_k, "
-                  "tile_c, every exact-factor split); *schema*: those whose warp is "
-                  "T_x T_y T_k = 32; *pruned*: `cnnopt-capacity` with its default rules; "
-                  "*capacity only*: the paper's constraints alone (registers by equations 2/3, "
-                  "shared memory, threads per block, B_c > 1 only against tail effects). The "
-                  "paper's counts are for a V100 / RTX 2080 Ti and its own schema; its layers "
-                  "res1*, res2, res4*, res6, res7*, res9, res10*, res12 are matched to ours by "
-                  "position, and it leaves out the 1x1 downsampling convolutions (r18_*ds).", "",
-                  "| layer | shape | full | schema | "
-                  + " | ".join(f"pruned {g}" for g in gpus) + " | "
-                  + " | ".join(f"capacity only {g}" for g in gpus) + " | paper (Table 3) |",
-                  "|---|---|---:|---:|" + "---:|" * (2 * len(gpus)) + "---:|"]
-        for r in size_rows:
-            p = r.task.params
-            shape = (f"C={p['C']} {p['H']}x{p['W']} K={p['K']} {p['R']}x{p['S']} "
-                     f"s{p['stride']}")
-            lines.append(f"| {r.task.name} | {shape} | {r.full:,} | {r.schema:,} | "
-                         + " | ".join(_fmt_int(r.pruned.get(g)) for g in gpus) + " | "
-                         + " | ".join(_fmt_int(r.capacity_only.get(g)) for g in gpus) + " | "
-                         + _fmt_int(PAPER_TABLE_3.get(r.task.name or "")) + " |")
-        lines += ["", "Default extra rules of `cnnopt-capacity` (ours, not the paper's; "
-                  "`Rules.capacity_only()` turns them off): at least 4 outputs per thread, "
-                  "at least 64 threads per block, at least 4 channels per shared-memory stage, "
-                  "a grid of at least half as many blocks as SMs. Shared memory is capped at "
-                  "48 KiB because TVM allocates it statically.", ""]
-        lines += [f"## Top-{args.top} configs of the analytical model on {gpu.name} "
-                  "(static PTX features)", "", ptx_note, "",
-                  "| layer | # | kernel | tile_x (B,W,T,R) | tile_y | tile_k | tile_c (B_c,S_c,W_c)"
-                  " | threads | grid | est. µs | est. GFLOPS | regs est. | regs ptxas | spill B "
-                  "| smem B | fma (static) | fma/thread exec. | fma/thread expected "
-                  "| ld.shared | ld.global | st.global |",
-                  "|---|---:|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
-                  "|---:|---:|---:|---:|"]
-        for t in tops:
-            c = t.config
-            x = t.ptx or {}
-            gflops = t.task.flops / t.est_seconds / 1e9 if t.est_seconds > 0 else 0.0
-
-            def g(name: str) -> str:
-                return _fmt_int(x[name]) if name in x else "n/a"
-
-            lines.append(
-                f"| {t.task.name} | {t.rank} | {c['kernel']} | {tuple(c['tile_x'])} | "
-                f"{tuple(c['tile_y'])} | {tuple(c['tile_k'])} | {tuple(c['tile_c'])} | "
-                f"{t.threads} | {t.grid:,} | {t.est_seconds * 1e6:.1f} | {gflops:,.0f} | "
-                f"{t.regs_estimate} | {g('ptxas_registers')} | {g('ptxas_spill_bytes')} | "
-                f"{t.smem:,} / {g('ptxas_smem_bytes')} | {g('fma')} | {g('fma_executed')} | "
-                f"{t.fma_expected:,.0f} | {g('ld_shared')} | {g('ld_global')} | "
-                f"{g('st_global')} |")
-        errors = sorted({t.ptx_error for t in tops if t.ptx_error})
-        if errors:
-            lines += ["", "PTX analysis failed for some configs: " + "; ".join(errors)]
-        lines += ["", "*regs est.*: equation (2)/(3) plus 24 registers for indices and "
-                  "addresses; *smem B*: the plan's shared memory / ptxas'; *fma/thread "
-                  "expected*: R^x R^y R^k (C/B_c) F_y F_x; *fma/thread exec.*: the PTX FMA "
-                  "count weighted by recovered loop trip counts (plugins/cuda/ptx.py).", ""]
+        lines += static_sections(args, gpu, size_rows, tops, ptx_note)
     if evals is not None:
         lines += [f"## Measured on {gpu.title}: LoP of the top-{TOP_N} and trials to 95%", "",
                   "| layer | pruned | measured | best ms | best GFLOPS | LoP analytical | "
@@ -627,7 +634,7 @@ def main(argv: list[str] | None = None) -> int:
                     args.vendor_json.parent.mkdir(parents=True, exist_ok=True)
                     args.vendor_json.write_text(json.dumps([v.to_json() for v in vendor],
                                                            indent=1) + "\n")
-                elif args.vendor_json.exists():
+                elif args.vendor and args.vendor_json.exists():  # --replay
                     vendor = [VendorRow.from_json(d)
                               for d in json.loads(args.vendor_json.read_text())]
             except DeadlineReached as exc:
