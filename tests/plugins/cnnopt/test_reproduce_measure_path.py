@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from history.store import HistoryStore
 from orchestrator.gpus import GPUS
 from orchestrator.result import MeasureResult, MeasureStatus
 from tests.plugins.cnnopt.helpers import H100, synthetic_seconds
+from tests.scripts_under_test import load_script
 
 SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "reproduce_cnnopt.py"
 
@@ -25,17 +25,9 @@ class SyntheticMeasurer:
         pass
 
 
-def _script():
-    spec = importlib.util.spec_from_file_location("reproduce_cnnopt", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["reproduce_cnnopt"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_synthetic_measure_path_trains_and_reports_lop(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    script = _script()
+    script = load_script("reproduce_cnnopt")
     monkeypatch.setattr(script, "local_gpu_names", lambda: ["NVIDIA H100 80GB HBM3"])
     monkeypatch.setattr(script, "resolve_target", lambda name: H100)
 
@@ -68,7 +60,7 @@ def test_replay_of_the_committed_h100_dataset_gives_the_recorded_report(tmp_path
 
     root = SCRIPT.parents[1]
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    script = _script()
+    script = load_script("reproduce_cnnopt")
     monkeypatch.setattr(script, "local_gpu_names", lambda: [])
     db = tmp_path / "h100.db"
     store = HistoryStore.open(str(db))
@@ -92,7 +84,7 @@ def test_replay_of_the_committed_h100_dataset_gives_the_recorded_report(tmp_path
 
 def test_replay_refuses_a_missing_measurement_in_one_line(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    script = _script()
+    script = load_script("reproduce_cnnopt")
     code = script.main(["--measure", "--replay", "--no-static", "--db", str(tmp_path / "e.db"),
                         "--train-problems", "1", "--only", "r18_l4", "--out",
                         str(tmp_path / "x.md")])

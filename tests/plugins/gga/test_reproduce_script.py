@@ -3,10 +3,7 @@ leave-one-out databases, pruned variants, curves, report and plots, and resumpti
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 from history.store import HistoryStore
 from orchestrator.hookspecs import hookimpl
@@ -14,16 +11,7 @@ from orchestrator.manager import load_plugins
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import ChoiceKnob, Space, SplitKnob
 from orchestrator.testing.conformance import TOY_TARGET
-
-SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "reproduce_gga.py"
-
-
-def _load_script():
-    spec = importlib.util.spec_from_file_location("reproduce_gga", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["reproduce_gga"] = module
-    spec.loader.exec_module(module)
-    return module
+from tests.scripts_under_test import load_script
 
 
 def conv_space(task) -> Space:
@@ -65,7 +53,7 @@ class ConvToy:
 
 
 def test_reproduce_script_runs_reports_and_resumes(tmp_path):
-    rg = _load_script()
+    rg = load_script("reproduce_gga")
     layers = {t.name: t for t in rg.resnet_layers()}
     assert len(layers) == 11 and rg.pruned(layers["r18_l2"]).params["C"] == 125
     exp = rg.Experiment(

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -15,16 +12,7 @@ from orchestrator.manager import Plugins, load_plugins
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import ChoiceKnob, Config, Space
 from orchestrator.task import Task
-
-SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "reproduce_psa.py"
-
-
-def _load_script():
-    spec = importlib.util.spec_from_file_location("reproduce_psa", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["reproduce_psa"] = module
-    spec.loader.exec_module(module)
-    return module
+from tests.scripts_under_test import load_script
 
 
 def conv_plan(task: Task, config: Config, target: object) -> KernelPlan:
@@ -81,7 +69,7 @@ class FakeCuda:
 
 @pytest.fixture()
 def script(monkeypatch):
-    mod = _load_script()
+    mod = load_script("reproduce_psa")
     own = mod.plugin_set
     monkeypatch.setattr(mod, "plugin_set", lambda: _with_fake(own()))
     return mod
@@ -145,7 +133,7 @@ def test_measure_path_on_a_fake_gpu(script, monkeypatch, tmp_path) -> None:
 
 def test_smoke_on_the_real_cuda_spaces(tmp_path) -> None:
     """The --smoke run as shipped: r18_l4 on an H100 with the cuda/cnnopt generators."""
-    mod = _load_script()
+    mod = load_script("reproduce_psa")
     found = mod.plugin_set()
     have = [g for g in mod.GENERATORS if g in found.registry("space_generator")]
     if not have:
