@@ -52,6 +52,7 @@ def _threads() -> int:
 # TVM reads its thread count when it is first imported: set it before any tvm import.
 os.environ.setdefault("TVM_NUM_THREADS", str(_threads()))
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # ms_builder
 
 from orchestrator.task import Task  # noqa: E402
 
@@ -197,29 +198,15 @@ def tvm_runner(task: Task, mod: Any, tvm_target: Any) -> Callable[[], None]:
     return lambda: func(*args)
 
 
-def _ms_fast_build(mod: Any, target: Any, _params: Any) -> Any:
-    """MetaSchedule's default build without re-importing every tensor intrinsic in each
-    fresh worker (20+ s per batch on 2 cores); the compile pipeline is the same."""
-    import tvm
-    from tvm.s_tir.transform import RemoveWeightLayoutRewriteBlock
-
-    mod = RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(mod)
-    return tvm.compile(mod, target=target).mod
-
-
 def metaschedule_module(task: Task, tvm_target: Any, trials: int, work_dir: str) -> Any:
     """The best module MetaSchedule finds for ``task`` within ``trials`` trials."""
     from tvm.s_tir import meta_schedule as ms
 
     func = task.operator.prim_func(task.params)
-    cores = _threads()
-    if __name__ != "__main__":
-        # Imported (e.g. by a test): workers cannot import this script, so ship the
-        # build function by value.
-        import cloudpickle
+    from ms_builder import local_builder
 
-        cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    builder = ms.builder.LocalBuilder(max_workers=cores, f_build=_ms_fast_build)
+    cores = _threads()
+    builder = local_builder(cores)
     db = ms.tune_tir(mod=func, target=tvm_target, work_dir=work_dir,
                      max_trials_global=trials, num_trials_per_iter=min(32, trials),
                      num_tuning_cores=cores, seed=0, builder=builder)

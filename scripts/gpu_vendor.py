@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import statistics
-import sys
 import tempfile
 from dataclasses import dataclass
 from typing import Any
@@ -21,19 +20,9 @@ from orchestrator.task import Task
 os.environ.setdefault("TVM_CUDA_COMPILE_MODE", "nvcc")
 
 
-# MetaSchedule's default builder re-imports every tensor intrinsic in each fresh worker
-# and gives up after 30 s: on an H100 host all 32 candidates of a batch timed out that
-# way (measured 2026-11-22, "Build errors: 32 sample(s)").
+# MetaSchedule builds a CUDA candidate more slowly than its CPU ones (nvcc): give each
+# up to 120 s instead of the builder's default 30 s.
 BUILD_TIMEOUT = 120.0
-
-
-def _fast_build(mod: Any, target: Any, _params: Any) -> Any:
-    """MetaSchedule's default build (same lowering pipeline) without its imports."""
-    import tvm
-    from tvm.s_tir.transform import RemoveWeightLayoutRewriteBlock
-
-    mod = RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(mod)
-    return tvm.compile(mod, target=target).mod
 
 
 @dataclass(frozen=True)
@@ -107,17 +96,13 @@ def metaschedule_seconds(task: Task, gpu_tag: str, trials: int,
     import tvm
     from tvm.s_tir import meta_schedule as ms
 
+    from ms_builder import local_builder
     from plugins.measure.worker import compare
 
     func = task.operator.prim_func(task.params)
     target = tvm.target.Target(gpu_tag)
     cores = workers or os.cpu_count() or 1
-    import cloudpickle
-
-    # Builder workers cannot import this script's folder: ship _fast_build by value.
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    builder = ms.builder.LocalBuilder(max_workers=cores, timeout_sec=BUILD_TIMEOUT,
-                                      f_build=_fast_build)
+    builder = local_builder(cores, BUILD_TIMEOUT)
     with tempfile.TemporaryDirectory(prefix="ms-cuda-") as work_dir:
         db = ms.tune_tir(mod=func, target=target, work_dir=work_dir,
                          max_trials_global=trials, num_trials_per_iter=min(32, trials),
