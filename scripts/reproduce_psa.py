@@ -138,18 +138,19 @@ def measure_row(row: Row, bench: Bench, space: Space, ranked: list[tuple[float, 
     whole = rng.sample(pool, min(sample, len(pool)))
     todo = list(dict.fromkeys([*top, *whole]))
     if bench.replay:
-        # A replay reports what the campaign measured: a sample cut short by its deadline
-        # is smaller, a target space must be complete.
+        # A replay reports what the campaign measured: a sample or target space cut
+        # short by its deadline is smaller, and the report says how much was measured.
         known = {c for c in todo if bench.known(space, c) is not None}
         for size in SIZES:
             row.target_measured[size] = sum(c in known for c in top[:size])
         top = [c for c in top if c in known]
         whole = [c for c in whole if c in known]
         todo = [c for c in todo if c in known]
+    latency: dict[Config, float] = {}
     for i in range(0, len(todo), MEASURE_BATCH):
-        bench.measure(space, todo[i:i + MEASURE_BATCH])
-        print(f"  measured {min(i + MEASURE_BATCH, len(todo))}/{len(todo)}", flush=True)
-    latency = dict(zip(todo, bench.measure(space, todo), strict=True))
+        chunk = todo[i:i + MEASURE_BATCH]
+        latency.update(zip(chunk, bench.measure(space, chunk), strict=True))
+        print(f"  measured {len(latency)}/{len(todo)}", flush=True)
     # L*: the best latency known on this layer, from this sample and target space and
     # from any other run that shares the database (reproduce_cnnopt.py --measure).
     full = tuple(bench.measured_latencies(space).values())
