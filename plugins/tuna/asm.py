@@ -218,11 +218,17 @@ def _analyze_cfg(blocks: list[Block], isa: Isa) -> tuple[tuple[Loop, ...], tuple
     loops = tuple(Loop(h, latches[h], frozenset(bodies[h]),
                        trip_count(blocks, h, latches[h], isa, _entry_chain(dom, bodies[h], h)))
                   for h in sorted(bodies))
-    return loops, _reach(succ, back_edges, loops)
+    checks = {}
+    for b in blocks:
+        taken = _runtime_check(blocks, b.index, isa)
+        if taken is not None:
+            target = where.get(isa.branch(b.instructions[-1])[0])
+            checks[b.index] = target if taken else b.index + 1
+    return loops, _reach(succ, back_edges, loops, checks)
 
 
 def _reach(succ: list[list[int]], back_edges: set[tuple[int, int]],
-           loops: Sequence[Loop]) -> tuple[float, ...]:
+           loops: Sequence[Loop], checks: dict[int, int | None] | None = None) -> tuple[float, ...]:
     """Forward propagation of the chance to execute each block, back edges removed.
 
     At a branch the chance is split evenly between the successors. Inside a loop only
@@ -255,6 +261,8 @@ def _reach(succ: list[list[int]], back_edges: set[tuple[int, int]],
         outside = [t for t in out if t not in loop.body]
         exits_at_latch = any(t not in loop.body for t in succ[loop.latch])
         exit_block = loop.latch if exits_at_latch else loop.header
+        if checks and checks.get(b) in inside:
+            inside = [checks[b]]  # a runtime alias check: its no-overlap side runs
         shares = [(t, 1.0 / len(inside)) for t in inside]
         if b == exit_block or not inside:
             shares += [(t, 1.0 / len(outside)) for t in outside]
@@ -393,3 +401,62 @@ def parse_asm(text: str, isa: Isa, *, skip: tuple[str, ...] = RUNTIME_FUNCTIONS)
     """The functions of an assembly listing, in text order (without those named in ``skip``)."""
     return [parse_function(name, lines, isa) for name, lines in split_functions(text).items()
             if not name.startswith(skip)]
+
+
+_SETCC = re.compile(r"^set(n?[abe]|n?[ab]e)$")
+
+
+def _flat(blocks: Sequence[Block], upto: int) -> list[Instruction]:
+    """The instructions of blocks ``0..upto`` in text order."""
+    return [i for b in blocks[:upto + 1] for i in b.instructions]
+
+
+def _regs(inst: Instruction) -> list[str]:
+    return [o for o in inst.operands if o.startswith("%")]
+
+
+def _runtime_check(blocks: Sequence[Block], index: int, isa: Isa,
+                   window: int = 120) -> bool | None:
+    """Whether the branch ending block ``index`` is taken when it tests LLVM's runtime
+    alias check (None when it does not). Such a flag is tested with ``test r, r`` and
+    made only from unsigned ``set<cc>`` after register-register compares of pointer
+    bounds: either "no overlap" (``setae``/``seta`` joined by ``or``, true at run time:
+    TVM's buffers never alias) or "overlap" (``setb``/``setbe`` joined by ``and``, false)."""
+    code = blocks[index].instructions
+    br = isa.branch(code[-1]) if code else None
+    if len(code) < 2 or br is None or not br[1] or code[-1].op not in ("je", "jne"):
+        return None
+    test = code[-2]
+    regs = _regs(test)
+    if not test.op.startswith("test") or len(regs) != 2 or regs[0] != regs[1]:
+        return None
+    flat = _flat(blocks, index)[:-2]
+
+    def value(pos: int, reg: str, depth: int) -> bool | None:
+        for k in range(pos - 1, max(-1, pos - window), -1):
+            inst = flat[k]
+            if reg not in isa.effect(inst).writes:
+                continue
+            if inst.op in ("setae", "seta", "setb", "setbe"):
+                for j in range(k - 1, max(-1, k - 8), -1):
+                    if "flags" in isa.effect(flat[j]).writes:
+                        cmp = flat[j]
+                        if (cmp.op.startswith("cmp") and len(cmp.operands) == 2
+                                and all(o.startswith("%") for o in cmp.operands)):
+                            return inst.op in ("setae", "seta")
+                        return None
+                return None
+            op = inst.op.rstrip("bwlq")
+            if depth > 0 and op in ("or", "and") and len(_regs(inst)) == 2:
+                a, b = isa.effect(inst).reads[:2]
+                va, vb = value(k, a, depth - 1), value(k, b, depth - 1)
+                if va is None or vb is None or va != vb or (op == "or") != va:
+                    return None
+                return va
+            return None
+        return None
+
+    v = value(len(flat), isa.effect(test).reads[0], 3)
+    if v is None:
+        return None
+    return v == (code[-1].op == "jne")

@@ -123,3 +123,60 @@ def test_trip_count_is_none_without_a_constant_bound():
                       ".Lfunc_end0:"])
     (k,) = parse_asm(text, X86())
     assert trip_count(k.blocks, 1, 1, X86(), (0,)) is None
+
+
+# A row loop as LLVM versions it for a copy into a workspace buffer: a runtime alias
+# check (pointer bounds compared, "no overlap" = setae | setae) picks the vectorized
+# copy or a scalar loop; the second test of the same flag skips the scalar loop.
+X86_ALIAS_CHECK = """
+\t.type\tf,@function
+f:
+\txorl\t%r10d, %r10d
+\tcmpq\t%r8, %rcx
+\tsetae\t%cl
+\tcmpq\t%rax, %r9
+\tsetae\t%al
+\torb\t%cl, %al
+.LBB0_3:
+\ttestb\t%al, %al
+\tje\t.LBB0_9
+\tvmovups\t(%rsi), %zmm1
+\tvmovups\t%zmm1, (%rdx)
+\tmovl\t$16, %ecx
+\tjmp\t.LBB0_10
+.LBB0_9:
+\txorl\t%ecx, %ecx
+.LBB0_10:
+\ttestb\t%al, %al
+\tjne\t.LBB0_5
+.LBB0_16:
+\tvmovss\t(%rsi,%rcx,4), %xmm1
+\tvmovss\t%xmm1, (%rdx,%rcx,4)
+\tincq\t%rcx
+\tcmpq\t$16, %rcx
+\tjne\t.LBB0_16
+.LBB0_5:
+\tincq\t%r10
+\tcmpq\t$58, %r10
+\tjne\t.LBB0_3
+\tretq
+"""
+
+
+def test_runtime_alias_check_takes_the_no_overlap_side():
+    (f,) = parse_asm(X86_ALIAS_CHECK, X86())
+    by_label = {b.label: b.index for b in f.blocks}
+    vector = by_label[".LBB0_3"] + 1  # the fall-through of `je .LBB0_9`
+    scalar_loop = by_label[".LBB0_16"]
+    assert f.reach[vector] == 1.0
+    assert f.reach[by_label[".LBB0_9"]] == 0.0
+    assert f.reach[scalar_loop] == 0.0
+    assert f.reach[by_label[".LBB0_5"]] == 1.0
+
+
+def test_a_flag_from_constant_compares_is_no_alias_check():
+    # The same branches on a bound check (compare with a constant) split evenly.
+    text = X86_ALIAS_CHECK.replace("cmpq\t%rax, %r9", "cmpq\t$57, %r9")
+    (f,) = parse_asm(text, X86())
+    by_label = {b.label: b.index for b in f.blocks}
+    assert 0.0 < f.reach[by_label[".LBB0_9"]] < 1.0

@@ -9,10 +9,10 @@ import pytest
 
 from orchestrator.errors import OrchestratorError
 from plugins.tuna import coefficients as coef
-from plugins.tuna.calibrate import Sample, evaluate, fit
+from plugins.tuna.calibrate import FitOptions, Sample, evaluate, fit
 from plugins.tuna.features import FEATURES, Features
 
-TRUE = np.array([1.0, 0.2, 3.0, 0.05, 0.5, 4.0, 0.1])
+TRUE = np.array([0.2, 1.0, 0.05, 3.0, 0.5, 4.0, 0.1])
 
 
 def _synthetic(groups: int = 3, n: int = 60, noise: float = 0.03) -> list[Sample]:
@@ -28,7 +28,7 @@ def _synthetic(groups: int = 3, n: int = 60, noise: float = 0.03) -> list[Sample
 def test_fit_recovers_the_ranking_of_synthetic_data():
     samples = _synthetic()
     start = coef.prior("znver4")
-    fitted = fit(samples, start, 2.5)
+    fitted = fit(samples, start, 2.5, FitOptions(prior_strength=1e-3))  # let the data speak
     before = evaluate(samples, start, 2.5)
     after = evaluate(samples, fitted, 2.5)
     for g in after:
@@ -98,3 +98,21 @@ def test_calibrate_command_fits_from_history(db, tmp_path, monkeypatch):
     assert info["configs"] == 6 and len(info["tasks"]) == 2
     with pytest.raises(OrchestratorError):
         calibrate.calibrate_command("xgb", str(db.url), "host", out)
+
+
+def test_coefficients_of_other_feature_versions_are_refused(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv(coef.ENV_PATH, raising=False)
+    data = coef.prior("znver4").to_dict()
+    data["feature_version"] = coef.FEATURE_VERSION - 1
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(data))
+    with pytest.raises(OrchestratorError, match="calibrate --cost-model tuna"):
+        coef.load("znver4", old)  # named explicitly: an error
+    user = coef.user_path("znver4")
+    user.parent.mkdir(parents=True)
+    user.write_text(json.dumps(data))
+    with caplog.at_level("WARNING"):
+        loaded = coef.load("znver4")  # the user's own calibration: skipped with a warning
+    assert loaded.source != str(user)
+    assert "features version" in caplog.text
