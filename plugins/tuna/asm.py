@@ -218,7 +218,7 @@ def _analyze_cfg(blocks: list[Block], isa: Isa) -> tuple[tuple[Loop, ...], tuple
     loops = tuple(Loop(h, latches[h], frozenset(bodies[h]),
                        trip_count(blocks, h, latches[h], isa, _entry_chain(dom, bodies[h], h)))
                   for h in sorted(bodies))
-    checks = {}
+    checks: dict[int, int | None] = {}  # block -> the successor its alias check takes
     for b in blocks:
         taken = _runtime_check(blocks, b.index, isa)
         if taken is not None:
@@ -227,15 +227,17 @@ def _analyze_cfg(blocks: list[Block], isa: Isa) -> tuple[tuple[Loop, ...], tuple
     return loops, _reach(succ, back_edges, loops, checks)
 
 
-def _reach(succ: list[list[int]], back_edges: set[tuple[int, int]],
-           loops: Sequence[Loop], checks: dict[int, int | None] | None = None) -> tuple[float, ...]:
+def _reach(succ: list[list[int]], back_edges: set[tuple[int, int]], loops: Sequence[Loop],
+           checks: dict[int, int | None] | None = None) -> tuple[float, ...]:
     """Forward propagation of the chance to execute each block, back edges removed.
 
     At a branch the chance is split evenly between the successors. Inside a loop only
     the successors in the loop's body share it (an early exit out of a loop body is an
     error path in TVM's code), except at the loop's exit block (the latch, or the header
     when the latch jumps back unconditionally), which also passes all of it on to the
-    code after the loop: one pass runs the body once and leaves once.
+    code after the loop: one pass runs the body once and leaves once. A branch on a
+    runtime alias check inside a loop (``checks``: block -> the successor the check
+    takes, see ``_runtime_check``) passes all of it to that successor.
     """
     n = len(succ)
     innermost: list[Loop | None] = [None] * n
@@ -403,9 +405,6 @@ def parse_asm(text: str, isa: Isa, *, skip: tuple[str, ...] = RUNTIME_FUNCTIONS)
             if not name.startswith(skip)]
 
 
-_SETCC = re.compile(r"^set(n?[abe]|n?[ab]e)$")
-
-
 def _flat(blocks: Sequence[Block], upto: int) -> list[Instruction]:
     """The instructions of blocks ``0..upto`` in text order."""
     return [i for b in blocks[:upto + 1] for i in b.instructions]
@@ -439,7 +438,7 @@ def _runtime_check(blocks: Sequence[Block], index: int, isa: Isa,
                 continue
             if inst.op in ("setae", "seta", "setb", "setbe"):
                 for j in range(k - 1, max(-1, k - 8), -1):
-                    if "flags" in isa.effect(flat[j]).writes:
+                    if FLAGS in isa.effect(flat[j]).writes:
                         cmp = flat[j]
                         if (cmp.op.startswith("cmp") and len(cmp.operands) == 2
                                 and all(o.startswith("%") for o in cmp.operands)):
