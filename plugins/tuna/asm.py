@@ -219,11 +219,13 @@ def _analyze_cfg(blocks: list[Block], isa: Isa) -> tuple[tuple[Loop, ...], tuple
                        trip_count(blocks, h, latches[h], isa, _entry_chain(dom, bodies[h], h)))
                   for h in sorted(bodies))
     checks: dict[int, int | None] = {}  # block -> the successor its alias check takes
+    before: list[Instruction] = []  # the code above the current block, in text order
     for b in blocks:
-        taken = _runtime_check(blocks, b.index, isa)
+        taken = _runtime_check(before, b.instructions, isa)
         if taken is not None:
             target = where.get(isa.branch(b.instructions[-1])[0])
             checks[b.index] = target if taken else b.index + 1
+        before.extend(b.instructions)
     return loops, _reach(succ, back_edges, loops, checks)
 
 
@@ -405,48 +407,38 @@ def parse_asm(text: str, isa: Isa, *, skip: tuple[str, ...] = RUNTIME_FUNCTIONS)
             if not name.startswith(skip)]
 
 
-def _flat(blocks: Sequence[Block], upto: int) -> list[Instruction]:
-    """The instructions of blocks ``0..upto`` in text order."""
-    return [i for b in blocks[:upto + 1] for i in b.instructions]
-
-
-def _regs(inst: Instruction) -> list[str]:
-    return [o for o in inst.operands if o.startswith("%")]
-
-
-def _runtime_check(blocks: Sequence[Block], index: int, isa: Isa,
+def _runtime_check(before: Sequence[Instruction], code: Sequence[Instruction], isa: Isa,
                    window: int = 120) -> bool | None:
-    """Whether the branch ending block ``index`` is taken when it tests LLVM's runtime
-    alias check (None when it does not). Such a flag is tested with ``test r, r`` and
-    made only from unsigned ``set<cc>`` after register-register compares of pointer
-    bounds: either "no overlap" (``setae``/``seta`` joined by ``or``, true at run time:
-    TVM's buffers never alias) or "overlap" (``setb``/``setbe`` joined by ``and``, false)."""
-    code = blocks[index].instructions
+    """Whether the branch ending ``code`` (a block; ``before``: the code above it) is
+    taken when it tests LLVM's runtime alias check (None when it does not). Such a flag
+    is tested with ``test r, r`` and made only from unsigned ``set<cc>`` after
+    register-register compares of pointer bounds: either "no overlap" (``setae``/``seta``
+    joined by ``or``, true at run time: TVM's buffers never alias) or "overlap"
+    (``setb``/``setbe`` joined by ``and``, false)."""
     br = isa.branch(code[-1]) if code else None
     if len(code) < 2 or br is None or not br[1] or code[-1].op not in ("je", "jne"):
         return None
-    test = code[-2]
-    regs = _regs(test)
-    if not test.op.startswith("test") or len(regs) != 2 or regs[0] != regs[1]:
+    tested = isa.compare(code[-2]) if code[-2].op.startswith("test") else None
+    if tested is None:
         return None
-    flat = _flat(blocks, index)[:-2]
+    flat = [*before, *code[:-2]]
 
     def value(pos: int, reg: str, depth: int) -> bool | None:
         for k in range(pos - 1, max(-1, pos - window), -1):
             inst = flat[k]
-            if reg not in isa.effect(inst).writes:
+            if not _writes(inst, reg, isa):
                 continue
             if inst.op in ("setae", "seta", "setb", "setbe"):
                 for j in range(k - 1, max(-1, k - 8), -1):
-                    if FLAGS in isa.effect(flat[j]).writes:
-                        cmp = flat[j]
-                        if (cmp.op.startswith("cmp") and len(cmp.operands) == 2
-                                and all(o.startswith("%") for o in cmp.operands)):
+                    if _writes(flat[j], FLAGS, isa):
+                        cmp = isa.compare(flat[j])
+                        if flat[j].op.startswith("cmp") and cmp and isinstance(cmp[1], str):
                             return inst.op in ("setae", "seta")
                         return None
                 return None
             op = inst.op.rstrip("bwlq")
-            if depth > 0 and op in ("or", "and") and len(_regs(inst)) == 2:
+            if depth > 0 and op in ("or", "and") \
+                    and sum(o.startswith("%") for o in inst.operands) == 2:
                 a, b = isa.effect(inst).reads[:2]
                 va, vb = value(k, a, depth - 1), value(k, b, depth - 1)
                 if va is None or vb is None or va != vb or (op == "or") != va:
@@ -455,7 +447,7 @@ def _runtime_check(blocks: Sequence[Block], index: int, isa: Isa,
             return None
         return None
 
-    v = value(len(flat), isa.effect(test).reads[0], 3)
+    v = value(len(flat), tested[0], 3)
     if v is None:
         return None
     return v == (code[-1].op == "jne")
