@@ -34,13 +34,12 @@ log = logging.getLogger(__name__)
 # cost beyond it, scheduled cycles, and a line moved into L1 (from L2) or into L2 (from
 # L3/DRAM). Instructions dominate: on the reference suite this prior alone ranks as well
 # as any fit (docs/results/tuna-calibration.md), so fits are pulled strongly towards it.
+_X86_PRIOR = {"instructions": 0.25, "fma": 0.125, "vload": 0.125, "vstore": 0.5,
+              "ilp": 0.025, "l1": 0.5, "l2": 0.6}
 PRIOR: dict[str, dict[str, float]] = {
-    "znver4": {"instructions": 0.25, "fma": 0.125, "vload": 0.125, "vstore": 0.5,
-               "ilp": 0.025, "l1": 0.5, "l2": 0.6},
-    "avx512": {"instructions": 0.25, "fma": 0.125, "vload": 0.125, "vstore": 0.5,
-               "ilp": 0.025, "l1": 0.5, "l2": 0.6},
-    "avx2": {"instructions": 0.25, "fma": 0.125, "vload": 0.125, "vstore": 0.5,
-             "ilp": 0.025, "l1": 0.5, "l2": 0.6},
+    "znver4": _X86_PRIOR,
+    "avx512": _X86_PRIOR,
+    "avx2": _X86_PRIOR,
     "neon": {"instructions": 0.33, "fma": 0.17, "vload": 0.17, "vstore": 0.5,
              "ilp": 0.025, "l1": 0.75, "l2": 0.8},
     # NVIDIA (Volta and later), cycles per warp instruction per scheduler: 16 FP32 lanes
