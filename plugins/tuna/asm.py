@@ -234,24 +234,41 @@ def _reach(succ: list[list[int]], back_edges: set[tuple[int, int]], loops: Seque
     """Forward propagation of the chance to execute each block, back edges removed.
 
     At a branch the chance is split evenly between the successors. Inside a loop only
-    the successors in the loop's body share it (an early exit out of a loop body is an
-    error path in TVM's code), except at the loop's exit block (the latch, or the header
-    when the latch jumps back unconditionally), which also passes all of it on to the
-    code after the loop: one pass runs the body once and leaves once. A branch on a
-    runtime alias check inside a loop (``checks``: block -> the successor the check
-    takes, see ``_runtime_check``) passes all of it to that successor.
+    the successors in the loop's body share it, and the loop's exits pass on, together,
+    what entered the loop: one pass runs the body once and leaves once. The exits are
+    the edges into an enclosing loop's body (LLVM's unrolled copies test the exit at
+    the end of each copy), or, for an outermost loop or one without such edges, those
+    of its exit block (the latch, or the header when the latch jumps back
+    unconditionally): other edges out of a loop body are error paths in TVM's code. A
+    branch on a runtime alias check inside a loop (``checks``: block -> the successor
+    the check takes, see ``_runtime_check``) passes all of it to that successor.
     """
     n = len(succ)
     innermost: list[Loop | None] = [None] * n
-    for loop in sorted(loops, key=lambda lp: -len(lp.body)):
+    by_size = sorted(loops, key=lambda lp: -len(lp.body))
+    for loop in by_size:
         for b in loop.body:
             innermost[b] = loop
+    enclosing: dict[Loop, set[int]] = {}  # blocks of the loops around each loop
+    for loop in loops:
+        enclosing[loop] = set().union(*(o.body for o in by_size if o.contains(loop)))
     forward = [[t for t in succ[b] if (b, t) not in back_edges] for b in range(n)]
     headers = {lp.header for lp in loops}
     leads_to_loop = [b in headers for b in range(n)]
     for b in reversed(_topological(forward)):
         leads_to_loop[b] = leads_to_loop[b] or any(leads_to_loop[t] for t in forward[b])
+    leaving_edges: set[tuple[int, int]] = set()
+    for loop in loops:
+        mine = [(b, t) for b in loop.body if innermost[b] is loop
+                for t in forward[b] if t not in loop.body]
+        found = [(b, t) for b, t in mine if t in enclosing[loop]]
+        if not found:  # outermost, or it leaves its enclosing loops at once
+            exits_at_latch = any(t not in loop.body for t in succ[loop.latch])
+            exit_block = loop.latch if exits_at_latch else loop.header
+            found = [(b, t) for b, t in mine if b == exit_block]
+        leaving_edges.update(found)
     edges: list[list[tuple[int, float]]] = []
+    exits: list[list[tuple[int, float, Loop]]] = [[] for _ in range(n)]
     for b in range(n):
         out = forward[b]
         loop = innermost[b]
@@ -263,20 +280,34 @@ def _reach(succ: list[list[int]], back_edges: set[tuple[int, int]], loops: Seque
             continue
         inside = [t for t in out if t in loop.body]
         outside = [t for t in out if t not in loop.body]
-        exits_at_latch = any(t not in loop.body for t in succ[loop.latch])
-        exit_block = loop.latch if exits_at_latch else loop.header
+        leave = [t for t in outside if (b, t) in leaving_edges]
         if checks and checks.get(b) in inside:
             inside = [checks[b]]  # a runtime alias check: its no-overlap side runs
-        shares = [(t, 1.0 / len(inside)) for t in inside]
-        if b == exit_block or not inside:
-            shares += [(t, 1.0 / len(outside)) for t in outside]
-        edges.append(shares)
-    reach = [0.0] * n
-    if n:
-        reach[0] = 1.0
-    for b in _topological([[t for t, _ in e] for e in edges]):
-        for t, share in edges[b]:
-            reach[t] += reach[b] * share
+        edges.append([(t, 1.0 / len(inside)) for t in inside])
+        exits[b] = [(t, 1.0 / len(leave), loop) for t in leave]
+        if not inside and not leave:
+            edges[b] += [(t, 1.0 / len(outside)) for t in outside]
+    order = _topological([[t for t, _ in e] + [t for t, _, _ in x]
+                          for e, x in zip(edges, exits)])
+    scale = {loop: 1.0 for loop in loops}
+    depth = max((sum(1 for o in loops if o.contains(lp)) for lp in loops), default=0)
+    for _ in range(depth + 2):
+        reach = [0.0] * n
+        if n:
+            reach[0] = 1.0
+        for b in order:
+            for t, share in edges[b]:
+                reach[t] += reach[b] * share
+            for t, share, loop in exits[b]:
+                reach[t] += reach[b] * share * scale[loop]
+        # Scale each loop's exits to what entered it; inner loops settle first, so
+        # nesting depth + 1 rounds suffice.
+        leaving = {loop: 0.0 for loop in loops}
+        for b in range(n):
+            for _, share, loop in exits[b]:
+                leaving[loop] += reach[b] * share
+        scale = {loop: reach[loop.header] / leaving[loop] if leaving[loop] > 0 else 1.0
+                 for loop in loops}
     return tuple(min(1.0, r) for r in reach)
 
 

@@ -180,3 +180,51 @@ def test_a_flag_from_constant_compares_is_no_alias_check():
     (f,) = parse_asm(text, X86())
     by_label = {b.label: b.index for b in f.blocks}
     assert 0.0 < f.reach[by_label[".LBB0_9"]] < 1.0
+
+
+# An inner copy loop that LLVM unrolled into two copies, each testing the exit and each
+# with its own back edge, inside an outer loop; copy A also has an error exit.
+X86_TWO_EXITS = """
+\t.type\tf,@function
+f:
+\txorl\t%r8d, %r8d
+.LBB0_1:
+\txorl\t%ecx, %ecx
+.LBB0_2:
+\ttestb\t$1, %cl
+\tjne\t.LBB0_5
+\ttestq\t%rdi, %rdi
+\tje\t.LBB0_9
+\tvmovups\t(%rsi,%rcx,4), %zmm0
+\tvmovups\t%zmm0, (%rdx,%rcx,4)
+\taddq\t$16, %rcx
+\tcmpq\t$64, %rcx
+\tje\t.LBB0_4
+\tjmp\t.LBB0_2
+.LBB0_5:
+\tvmovups\t(%rsi,%rcx,4), %zmm0
+\tvmovups\t%zmm0, (%rdx,%rcx,4)
+\taddq\t$16, %rcx
+\tcmpq\t$64, %rcx
+\tjne\t.LBB0_2
+.LBB0_4:
+\tvaddps\t%zmm1, %zmm2, %zmm3
+\tincq\t%r8
+\tcmpq\t$4, %r8
+\tjne\t.LBB0_1
+\tretq
+.LBB0_9:
+\tmovl\t$-1, %eax
+\tretq
+"""
+
+
+def test_every_exit_of_an_unrolled_loop_leads_to_the_code_after_it():
+    (f,) = parse_asm(X86_TWO_EXITS, X86())
+    by_label = {b.label: b.index for b in f.blocks}
+    assert len(f.loops) == 2
+    # One pass through the outer body runs the code after the inner loop once, whichever
+    # copy left the inner loop (before: only the main latch's exit counted, so half).
+    assert f.reach[by_label[".LBB0_4"]] == 1.0
+    assert f.reach[by_label[".LBB0_5"]] == 0.5
+    assert f.reach[by_label[".LBB0_9"]] == 0.0  # the error exit takes nothing
