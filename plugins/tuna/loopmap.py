@@ -146,8 +146,17 @@ def map_loops(functions: Sequence[Function], tir_loops: Sequence[TirLoop],
                 roomy = [j for j in hits if cands[j].descendants >= inner]
                 if roomy:
                     j: int | None = roomy[0]
-                elif hits:  # LLVM copied inner loops: take the one with most inside
-                    j = max(hits, key=lambda k: (cands[k].descendants, -k))
+                elif hits:
+                    # LLVM copied inner loops (unrolled a loop around them): take the TIR
+                    # loop whose nest explains most of them by trip count, then the one
+                    # with most inside.
+                    def explained(k: int, loop: Loop = loop) -> int:
+                        below = cands[k + 1:k + 1 + cands[k].descendants]
+                        return sum(1 for other in loops if loop.contains(other)
+                                   and other.trip is not None
+                                   and any(pattern_match(t, other.trip, 0) for t in below))
+
+                    j = max(hits, key=lambda k: (explained(k), cands[k].descendants, -k))
                 else:
                     j = None
                 tir: TirLoop | None = cands[j] if j is not None else None
