@@ -103,8 +103,8 @@ def fit(samples: Sequence[Sample], start: Coefficients, clock_ghz: float,
     if not data:
         raise OrchestratorError("calibration needs at least one task with 3 or more "
                                 "measured configs of different speed")
-    names = feature_names(start.family)
-    w0 = np.array([max(start.weight(n), 1e-9) for n in names])
+    names = tuple(n for n, _ in start.weights)  # sample features are in this order
+    w0 = np.array([max(w, 1e-9) for _, w in start.weights])
     theta0 = np.log(w0)
     theta = theta0.copy()
     m_t = np.zeros_like(theta)

@@ -50,7 +50,7 @@ def feature_names(family: str) -> tuple[str, ...]:
         return GPU_FEATURES
     return FEATURES
 # Bumped whenever a feature's definition changes: it is part of the cache key.
-FEATURE_VERSION = 3
+FEATURE_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -88,9 +88,11 @@ def triple_of(target: TargetInfo) -> str:
         ("neoverse", "cortex", "apple")) else "x86_64"))
 
 
-def analyze_module(mod: Any, target: TargetInfo) -> Features:
-    """Features of a scheduled IRModule (s_tir) for ``target``."""
-    start = time.perf_counter()
+def raw_counts(mod: Any, target: TargetInfo) -> dict[str, float]:
+    """Everything the features are made of, for a scheduled IRModule (s_tir): executed
+    instructions per class (``c_<class>``, classes of ``Isa.effect``; ``c_instructions``
+    is the total), scheduled ``cycles``, data movement ``l1`` and ``l2``, and the loop
+    matching (``loops`` in the assembly, ``matched`` of them)."""
     isa = isa_for(triple_of(target))
     arch = model_for(target)
     cores = max(1, int(target.cores))
@@ -100,12 +102,29 @@ def analyze_module(mod: Any, target: TargetInfo) -> Features:
     lowered = lower_and_codegen(mod, target.tvm_target())
     functions = parse_asm(lowered.asm, isa)
     counts = count_program(functions, lowered_loops(lowered.tir), isa, arch, cores)
-    fma, vstore = counts.count("fma"), counts.count("vstore")
-    vload = counts.count("vload") + counts.count("folded_vload")
-    values = {"instructions": counts.total, "fma": fma, "vload": vload, "vstore": vstore,
-              "ilp": counts.cycles, "l1": l1, "l2": l2}
-    return Features(tuple((n, float(values[n])) for n in FEATURES), len(counts.loops),
-                    counts.matched, time.perf_counter() - start)
+    raw = {f"c_{cls}": float(v) for cls, v in counts.counts}
+    raw.update(cycles=float(counts.cycles), l1=float(l1), l2=float(l2),
+               loops=float(len(counts.loops)), matched=float(counts.matched))
+    return raw
+
+
+def feature_values(raw: dict[str, float]) -> dict[str, float]:
+    """The scored features (``FEATURES``) from ``raw_counts``."""
+    def count(cls: str) -> float:
+        return raw.get(f"c_{cls}", 0.0)
+
+    return {"instructions": count("instructions"), "fma": count("fma"),
+            "vload": count("vload") + count("folded_vload"), "vstore": count("vstore"),
+            "ilp": raw["cycles"], "l1": raw["l1"], "l2": raw["l2"]}
+
+
+def analyze_module(mod: Any, target: TargetInfo) -> Features:
+    """Features of a scheduled IRModule (s_tir) for ``target``."""
+    start = time.perf_counter()
+    raw = raw_counts(mod, target)
+    values = feature_values(raw)
+    return Features(tuple((n, float(values[n])) for n in FEATURES), int(raw["loops"]),
+                    int(raw["matched"]), time.perf_counter() - start)
 
 
 _FUNCTIONS: dict[str, Callable[..., Any]] = {}
