@@ -39,3 +39,13 @@ def test_smoke_run_measures_analyzes_tunes_and_reports(tmp_path):
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert again.returncode == 0, again.stderr[-2000:]
     assert "measuring 6 configs" not in again.stderr
+
+
+def test_an_unknown_operator_is_a_one_line_error(tmp_path):
+    db = tmp_path / "ref.db"
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--measure-only", "--workloads",
+                           "convolution:N=1", "--db", str(db)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: unknown operator 'convolution'")
+    assert "Traceback" not in proc.stderr and not db.exists()
