@@ -151,6 +151,7 @@ def collect_jobs(kind: str, db: str, workloads: str, target: TargetInfo, per_wor
                     f"{db} has {len(results)} measured configs of {task.name} on "
                     f"{target.key}; measure them first (scripts/reproduce_tuna.py "
                     "--measure-only)")
+            results.sort(key=lambda r: r.config.key)  # history order is not fixed
             random.Random(0).shuffle(results)
             results = results[:per_workload] if per_workload else results
             group = f"{kind}:{task.name}"
