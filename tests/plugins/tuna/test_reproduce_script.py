@@ -32,7 +32,7 @@ def test_smoke_run_measures_analyzes_tunes_and_reports(tmp_path):
     store = HistoryStore.open(db)
     try:
         scripts = sorted(r.searcher for r in store.runs())
-        assert scripts == ["tuna-es", "uniform-sample"]
+        assert scripts == ["remeasure", "tuna-es", "uniform-sample"]
     finally:
         store.close()
     # a rerun reuses the measured sample (nothing measured twice) and still reports
