@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import json
 import math
 import os
@@ -51,7 +50,9 @@ from orchestrator.errors import OrchestratorError  # noqa: E402
 from orchestrator.target import TargetInfo, cpu_cores, resolve_target  # noqa: E402
 from plugins.tuna.calibrate import FitOptions, Sample, fit  # noqa: E402
 from plugins.tuna.coefficients import PRIOR, Coefficients, shipped  # noqa: E402
-from plugins.tuna.features import FEATURES, feature_values, raw_counts  # noqa: E402
+from plugins.tuna.cache import template_fingerprint, tvm_version  # noqa: E402
+from plugins.tuna.features import (FEATURES, feature_values, raw_count, raw_counts,  # noqa: E402
+                                   scheduled_module)
 from plugins.tuna.metrics import spearman, top_k_ratio  # noqa: E402
 
 CALIBRATION_WORKLOADS = (
@@ -66,15 +67,11 @@ WEAK_PULL = 1e-3
 
 # -- feature sets ---------------------------------------------------------------------------
 
-def _count(raw: dict[str, float], cls: str) -> float:
-    return raw.get(f"c_{cls}", 0.0)
-
-
 def _paper(raw: dict[str, float]) -> dict[str, float]:
     """Version 2 (the paper's classes): ``other`` = every instruction not counted in
     ``fma``, ``vload`` (not folded) or ``vstore``."""
     v = feature_values(raw)
-    other = _count(raw, "instructions") - v["fma"] - v["vstore"] - _count(raw, "vload")
+    other = raw_count(raw, "instructions") - v["fma"] - v["vstore"] - raw_count(raw, "vload")
     return {**v, "other": max(0.0, other)}
 
 
@@ -101,33 +98,18 @@ FEATURE_SETS = (
 
 def code_version() -> dict[str, str]:
     """What the raw counts depend on: the Tuna sources and TVM."""
-    digest = hashlib.sha256()
-    for path in sorted((Path(__file__).resolve().parent.parent / "plugins" / "tuna").glob("*.py")):
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    return {"tuna": digest.hexdigest()[:16], "tvm": _tvm_version()}
-
-
-def _tvm_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("apache-tvm")
-    except PackageNotFoundError:
-        return "unknown"
+    return {"tuna": template_fingerprint("plugins.tuna.features:raw_counts"),
+            "tvm": tvm_version()}
 
 
 _JOBS: dict[str, Any] = {}  # set before the worker processes fork
 
 
 def _count_one(job: tuple[str, str, str, float]) -> dict[str, Any]:
-    from plugins.measure.worker import as_module
-    from plugins.tuna.features import schedule_function
-
     kind, group, key, latency = job
     space, configs, target = _JOBS[group]
     try:
-        mod = as_module(schedule_function(space.schedule_fn)(space.task, configs[key], target))
+        mod = scheduled_module(space.schedule_fn, space.task, configs[key], target)
         return {"set": kind, "group": group, "config": key, "latency": latency,
                 "raw": raw_counts(mod, target)}
     except Exception as exc:  # a config the analysis cannot handle: reported, skipped

@@ -68,7 +68,8 @@ def template_fingerprint(schedule_fn: str) -> str:
     return _FINGERPRINTS[schedule_fn]
 
 
-def _tvm_version() -> str:
+def tvm_version() -> str:
+    """The installed apache-tvm version (part of every cache key)."""
     try:
         from importlib.metadata import version
 
@@ -79,7 +80,7 @@ def _tvm_version() -> str:
 
 def cache_key(space: Space, target: TargetInfo) -> dict[str, Any]:
     return {"task": space.task.key, "target": target.key, "schedule_fn": space.schedule_fn,
-            "template": template_fingerprint(space.schedule_fn), "tvm": _tvm_version(),
+            "template": template_fingerprint(space.schedule_fn), "tvm": tvm_version(),
             "features": FEATURE_VERSION}
 
 

@@ -108,14 +108,17 @@ def raw_counts(mod: Any, target: TargetInfo) -> dict[str, float]:
     return raw
 
 
+def raw_count(raw: dict[str, float], cls: str) -> float:
+    """Executed instructions of class ``cls`` in ``raw_counts``."""
+    return raw.get(f"c_{cls}", 0.0)
+
+
 def feature_values(raw: dict[str, float]) -> dict[str, float]:
     """The scored features (``FEATURES``) from ``raw_counts``."""
-    def count(cls: str) -> float:
-        return raw.get(f"c_{cls}", 0.0)
-
-    return {"instructions": count("instructions"), "fma": count("fma"),
-            "vload": count("vload") + count("folded_vload"), "vstore": count("vstore"),
-            "ilp": raw["cycles"], "l1": raw["l1"], "l2": raw["l2"]}
+    return {"instructions": raw_count(raw, "instructions"), "fma": raw_count(raw, "fma"),
+            "vload": raw_count(raw, "vload") + raw_count(raw, "folded_vload"),
+            "vstore": raw_count(raw, "vstore"), "ilp": raw["cycles"], "l1": raw["l1"],
+            "l2": raw["l2"]}
 
 
 def analyze_module(mod: Any, target: TargetInfo) -> Features:
@@ -139,9 +142,14 @@ def schedule_function(name: str) -> Callable[..., Any]:
     return fn
 
 
+def scheduled_module(schedule_fn: str, task: Task, config: Config, target: TargetInfo) -> Any:
+    """The IRModule that the space's schedule function builds for ``config``."""
+    return as_module(schedule_function(schedule_fn)(task, config, target))
+
+
 def analyze(schedule_fn: str, task: Task, config: Config, target: TargetInfo) -> Features:
     """Features of ``config``: the space's schedule function builds the module."""
-    mod = as_module(schedule_function(schedule_fn)(task, config, target))
+    mod = scheduled_module(schedule_fn, task, config, target)
     if target.kind == "cuda":
         from plugins.tuna.gpu_features import analyze_cuda
 
