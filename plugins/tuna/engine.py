@@ -78,7 +78,7 @@ class FeatureEngine:
     def _compute(self, space: Space, target: TargetInfo,
                  configs: Sequence[Config]) -> list[Entry]:
         common = {"schedule_fn": space.schedule_fn, "task": space.task.to_dict(),
-                  "target": target.to_dict()}
+                  "target": target.to_dict(), "programs": str(self._scratch() / "programs")}
         requests = [{**common, "config": c.to_dict()} for c in configs]
         if self.workers == 0:
             from plugins.tuna.worker import handle
@@ -94,13 +94,18 @@ class FeatureEngine:
                 out.append(_entry(o.reply))
         return out
 
+    def _scratch(self) -> Path:
+        """This engine's temporary directory: worker logs and the shared program counts."""
+        if self._root is None:
+            self._root = Path(tempfile.mkdtemp(prefix="orchestrator-tuna-"))
+            self._cleanup = weakref.finalize(self, shutil.rmtree, self._root, ignore_errors=True)
+        return self._root
+
     def _workers(self):  # noqa: ANN202 - an AnalysisPool (imported lazily)
         from plugins.tuna.worker import AnalysisPool
 
         if self._pool is None:
-            self._root = Path(tempfile.mkdtemp(prefix="orchestrator-tuna-"))
-            self._cleanup = weakref.finalize(self, shutil.rmtree, self._root, ignore_errors=True)
-            self._pool = AnalysisPool("analyze", self.workers, self._root)
+            self._pool = AnalysisPool("analyze", self.workers, self._scratch())
         return self._pool
 
     def close(self) -> None:
@@ -110,6 +115,7 @@ class FeatureEngine:
         if self._cleanup is not None:
             self._cleanup()
             self._cleanup = None
+            self._root = None
 
 
 def _entry(reply: dict) -> Entry:

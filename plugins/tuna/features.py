@@ -36,7 +36,8 @@ from plugins.tuna.isa import isa_for
 from plugins.tuna.loopmap import count_program
 from plugins.tuna.looptree import loop_tree
 from plugins.measure.worker import as_module
-from plugins.tuna.lowering import lower_and_codegen
+from plugins.tuna.lowering import codegen, lower
+from plugins.tuna.programs import ProgramCache, program_key
 from plugins.tuna.tirwalk import lowered_loops
 
 FEATURES: tuple[str, ...] = ("instructions", "fma", "vload", "vstore", "ilp", "l1", "l2")
@@ -88,24 +89,31 @@ def triple_of(target: TargetInfo) -> str:
         ("neoverse", "cortex", "apple")) else "x86_64"))
 
 
-def raw_counts(mod: Any, target: TargetInfo) -> dict[str, float]:
+def raw_counts(mod: Any, target: TargetInfo,
+               programs: ProgramCache | None = None) -> dict[str, float]:
     """Everything the features are made of, for a scheduled IRModule (s_tir): executed
     instructions per class (``c_<class>``, classes of ``Isa.effect``; ``c_instructions``
     is the total), scheduled ``cycles``, data movement ``l1`` and ``l2``, and the loop
-    matching (``loops`` in the assembly, ``matched`` of them)."""
-    isa = isa_for(triple_of(target))
-    arch = model_for(target)
+    matching (``loops`` in the assembly, ``matched`` of them). With ``programs``, the
+    counts of a lowered module seen before are reused instead of generating code again."""
     cores = max(1, int(target.cores))
     tree = loop_tree(mod["main"], cores)
-    l1 = data_movement(tree, target.l1d_bytes / LINE_BYTES).total_movement
-    l2 = data_movement(tree, target.l2_bytes / LINE_BYTES).total_movement
-    lowered = lower_and_codegen(mod, target.tvm_target())
-    functions = parse_asm(lowered.asm, isa)
-    counts = count_program(functions, lowered_loops(lowered.tir), isa, arch, cores)
-    raw = {f"c_{cls}": float(v) for cls, v in counts.counts}
-    raw.update(cycles=float(counts.cycles), l1=float(l1), l2=float(l2),
-               loops=float(len(counts.loops)), matched=float(counts.matched))
-    return raw
+    raw = {"l1": float(data_movement(tree, target.l1d_bytes / LINE_BYTES).total_movement),
+           "l2": float(data_movement(tree, target.l2_bytes / LINE_BYTES).total_movement)}
+    tvm_target = target.tvm_target()
+    lowered = lower(mod, tvm_target)
+    key = program_key(lowered, f"{FEATURE_VERSION}/{target.key}/{cores}") if programs else ""
+    counted = programs.get(key) if programs else None
+    if counted is None:
+        isa = isa_for(triple_of(target))
+        functions = parse_asm(codegen(lowered, tvm_target), isa)
+        counts = count_program(functions, lowered_loops(lowered), isa, model_for(target), cores)
+        counted = {f"c_{cls}": float(v) for cls, v in counts.counts}
+        counted.update(cycles=float(counts.cycles), loops=float(len(counts.loops)),
+                       matched=float(counts.matched))
+        if programs:
+            programs.put(key, counted)
+    return {**counted, **raw}
 
 
 def raw_count(raw: dict[str, float], cls: str) -> float:
@@ -121,10 +129,11 @@ def feature_values(raw: dict[str, float]) -> dict[str, float]:
             "l2": raw["l2"]}
 
 
-def analyze_module(mod: Any, target: TargetInfo) -> Features:
+def analyze_module(mod: Any, target: TargetInfo,
+                   programs: ProgramCache | None = None) -> Features:
     """Features of a scheduled IRModule (s_tir) for ``target``."""
     start = time.perf_counter()
-    raw = raw_counts(mod, target)
+    raw = raw_counts(mod, target, programs)
     values = feature_values(raw)
     return Features(tuple((n, float(values[n])) for n in FEATURES), int(raw["loops"]),
                     int(raw["matched"]), time.perf_counter() - start)
@@ -147,11 +156,13 @@ def scheduled_module(schedule_fn: str, task: Task, config: Config, target: Targe
     return as_module(schedule_function(schedule_fn)(task, config, target))
 
 
-def analyze(schedule_fn: str, task: Task, config: Config, target: TargetInfo) -> Features:
-    """Features of ``config``: the space's schedule function builds the module."""
+def analyze(schedule_fn: str, task: Task, config: Config, target: TargetInfo,
+            programs: ProgramCache | None = None) -> Features:
+    """Features of ``config``: the space's schedule function builds the module; CPU
+    programs already counted in ``programs`` are not generated again."""
     mod = scheduled_module(schedule_fn, task, config, target)
     if target.kind == "cuda":
         from plugins.tuna.gpu_features import analyze_cuda
 
         return analyze_cuda(mod, target)
-    return analyze_module(mod, target)
+    return analyze_module(mod, target, programs)

@@ -2,7 +2,8 @@
 
 Speaks the JSON-line protocol of ``plugins.measure.workerpool`` (ready line, one reply
 per request echoing its id, replies on a private copy of stdout). A request names the
-schedule function, task, target and config; the reply carries the features or a
+schedule function, task, target and config (and optionally the directory of a
+:class:`~plugins.tuna.programs.ProgramCache` shared by the workers); the reply carries the features or a
 failure status (``invalid_config`` or ``build_error``).
 """
 
@@ -30,12 +31,14 @@ def handle(req: Mapping[str, Any]) -> dict[str, Any]:
     from orchestrator.target import TargetInfo
     from orchestrator.task import Task
     from plugins.tuna.features import analyze
+    from plugins.tuna.programs import ProgramCache
 
     try:
         task = Task.from_dict(req["task"])
         target = TargetInfo.from_dict(req["target"])
         config = Config.of(req["config"])
-        features = analyze(req["schedule_fn"], task, config, target)
+        programs = ProgramCache(req["programs"]) if req.get("programs") else None
+        features = analyze(req["schedule_fn"], task, config, target, programs)
     except InvalidConfigError as exc:
         return {"status": "invalid_config", "error": describe_exception(exc)}
     except Exception as exc:  # anything TVM or a template raises is this config's failure
