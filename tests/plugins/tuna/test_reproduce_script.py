@@ -3,7 +3,9 @@ sample, static analysis, end-to-end static tuning with verification, report."""
 
 from __future__ import annotations
 
+import collections
 import re
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -31,10 +33,19 @@ def test_smoke_run_measures_analyzes_tunes_and_reports(tmp_path):
     # the sample and the verified top configs are in the reference history
     store = HistoryStore.open(db)
     try:
-        scripts = sorted(r.searcher for r in store.runs())
-        assert scripts == ["remeasure", "tuna-es", "uniform-sample"]
+        runs = {r.searcher: r.id for r in store.runs()}
+        assert sorted(runs) == ["remeasure", "tuna-es", "uniform-sample"]
     finally:
         store.close()
+    # side by side: the 3 best verified configs and the sample's 3 best (a config may be
+    # both), 3 rounds each
+    with sqlite3.connect(db) as con:
+        def configs(run: int) -> list[int]:
+            return [c for (c,) in con.execute(
+                "select config_id from measurements where run_id = ?", (run,))]
+        again, verified = configs(runs["remeasure"]), set(configs(runs["tuna-es"]))
+    assert 3 <= len(set(again)) <= 6 and set(collections.Counter(again).values()) == {3}
+    assert 0 < len(verified & set(again)) <= 3
     # a rerun reuses the measured sample (nothing measured twice) and still reports
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert again.returncode == 0, again.stderr[-2000:]
