@@ -3,7 +3,9 @@
 Static analysis needs no hardware, so every core can analyze configs at once. Workers
 are started on first use and kept until :meth:`FeatureEngine.close` (or interpreter
 exit); ``workers=0`` analyzes in this process instead (tests, tiny batches). The
-default is one worker per core, or ``$ORCHESTRATOR_TUNA_WORKERS``.
+default is one worker per core, or ``$ORCHESTRATOR_TUNA_WORKERS``. The workers of an
+engine share the counts of the programs they generated (``plugins.tuna.programs``), so
+configs that lower to the same TIR pay for code generation once.
 """
 
 from __future__ import annotations

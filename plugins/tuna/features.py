@@ -102,8 +102,8 @@ def raw_counts(mod: Any, target: TargetInfo,
            "l2": float(data_movement(tree, target.l2_bytes / LINE_BYTES).total_movement)}
     tvm_target = target.tvm_target()
     lowered = lower(mod, tvm_target)
-    key = program_key(lowered, f"{FEATURE_VERSION}/{target.key}/{cores}") if programs else ""
-    counted = programs.get(key) if programs else None
+    key = program_key(lowered, f"{FEATURE_VERSION}/{target.key}/{cores}")
+    counted = programs.get(key) if programs is not None else None
     if counted is None:
         isa = isa_for(triple_of(target))
         functions = parse_asm(codegen(lowered, tvm_target), isa)
@@ -111,7 +111,7 @@ def raw_counts(mod: Any, target: TargetInfo,
         counted = {f"c_{cls}": float(v) for cls, v in counts.counts}
         counted.update(cycles=float(counts.cycles), loops=float(len(counts.loops)),
                        matched=float(counts.matched))
-        if programs:
+        if programs is not None:
             programs.put(key, counted)
     return {**counted, **raw}
 

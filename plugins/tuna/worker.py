@@ -2,9 +2,9 @@
 
 Speaks the JSON-line protocol of ``plugins.measure.workerpool`` (ready line, one reply
 per request echoing its id, replies on a private copy of stdout). A request names the
-schedule function, task, target and config (and optionally the directory of a
-:class:`~plugins.tuna.programs.ProgramCache` shared by the workers); the reply carries the features or a
-failure status (``invalid_config`` or ``build_error``).
+schedule function, task, target and config, and optionally ``programs``, the directory
+of a :class:`~plugins.tuna.programs.ProgramCache` shared by the workers; the reply
+carries the features or a failure status (``invalid_config`` or ``build_error``).
 """
 
 from __future__ import annotations
