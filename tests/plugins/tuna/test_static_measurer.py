@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from orchestrator.hookspecs import hookimpl
 from orchestrator.loop import tune
 from orchestrator.manager import load_plugins
 from orchestrator.result import MeasureResult, MeasureStatus
+from orchestrator.space import ChoiceKnob, Config
 from orchestrator.testing import ReplayMeasurer
 import plugins.tuna
 from plugins.tuna.measurer import StaticMeasurer
@@ -75,3 +78,22 @@ def test_verify_top_measures_the_best_static_configs_for_real():
     # A config already measured for real is not measured again.
     again = verify_top(sp, ZNVER4, static + got, 2, measurer=real)
     assert again == [] and real.calls == 2
+
+
+def test_verify_top_skips_configs_that_compile_to_the_same_kernel():
+    # "spare" is a knob the schedule ignores: its two values lower to the same TIR.
+    base = space(TASK)
+    sp = dataclasses.replace(base, knobs=(*base.knobs, ChoiceKnob("spare", ("a", "b"))))
+
+    def cfg(vec: str, spare: str) -> Config:
+        return Config.of({**config(vec=vec).to_dict(), "spare": spare})
+
+    static = [MeasureResult(cfg("yes", "a"), MeasureStatus.OK, (1e-5,), measurer="static"),
+              MeasureResult(cfg("yes", "b"), MeasureStatus.OK, (1.5e-5,), measurer="static"),
+              MeasureResult(cfg("no", "a"), MeasureStatus.OK, (3e-5,), measurer="static")]
+    assert top_static(static, 2) == [cfg("yes", "a"), cfg("yes", "b")]
+    truth = [MeasureResult(r.config, MeasureStatus.OK, (1e-3,), measurer="local")
+             for r in static]
+    real = ReplayMeasurer(results=truth)
+    got = verify_top(sp, ZNVER4, static, 2, measurer=real)
+    assert [r.config for r in got] == [cfg("yes", "a"), cfg("no", "a")]
