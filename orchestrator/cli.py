@@ -78,7 +78,7 @@ def tune(
     searcher_opt: Annotated[list[str], typer.Option(help="Searcher option KEY=VALUE")] = [],
     measurer_opt: Annotated[list[str], typer.Option(help="Measurer option KEY=VALUE")] = [],
     target: Annotated[str, typer.Option(help="Target: host (this machine's CPU), cuda (this machine's GPU) or cuda:<gpu> (h100, h200, a100, v100, t4, rtx2080ti)")] = "host",
-    verify_top: Annotated[int, typer.Option(help="After tuning with a static measurer, measure the K best on this machine")] = 0,
+    verify_top: Annotated[int, typer.Option(help="After tuning with a static measurer, measure the K best on this machine (distinct kernels: configs that compile to the same code count once)")] = 0,
     db: DbOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable results")] = False,
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Log each batch")] = False,

@@ -30,6 +30,8 @@ def test_smoke_run_measures_analyzes_tunes_and_reports(tmp_path):
     assert found > 0
     assert re.fullmatch(r"\d+ \+ \d+ of \d+", cells[14])        # static s + verify s of sample s
     assert "Smoke run" in text and "configs/s/core" in text
+    assert re.search(r"e2e >= 90% of the sample best \(mean (met|NOT met); [01] of 1 workloads\)",
+                     text)
     # the sample and the verified top configs are in the reference history
     store = HistoryStore.open(db)
     try:
