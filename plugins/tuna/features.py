@@ -102,7 +102,7 @@ def raw_counts(mod: Any, target: TargetInfo,
            "l2": float(data_movement(tree, target.l2_bytes / LINE_BYTES).total_movement)}
     tvm_target = target.tvm_target()
     lowered = lower(mod, tvm_target)
-    key = program_key(lowered, f"{FEATURE_VERSION}/{target.key}/{cores}")
+    key = program_identity(lowered, target) if programs is not None else ""
     counted = programs.get(key) if programs is not None else None
     if counted is None:
         isa = isa_for(triple_of(target))
@@ -114,6 +114,12 @@ def raw_counts(mod: Any, target: TargetInfo,
         if programs is not None:
             programs.put(key, counted)
     return {**counted, **raw}
+
+
+def program_identity(lowered: Any, target: TargetInfo) -> str:
+    """What a lowered module's counts are shared under: its text, the counting code's
+    version and the target (configs with equal identities compile to one kernel)."""
+    return program_key(lowered, f"{FEATURE_VERSION}/{target.key}/{max(1, int(target.cores))}")
 
 
 def raw_count(raw: dict[str, float], cls: str) -> float:

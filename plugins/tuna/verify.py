@@ -46,16 +46,15 @@ def top_static(results: Sequence[MeasureResult], k: int,
 def lowered_program(space: Space, target: TargetInfo) -> Callable[[Config], str | None]:
     """Config -> a hash of its lowered TIR on a CPU target (milliseconds, no code
     generation); None where it cannot be lowered."""
-    from plugins.tuna.features import scheduled_module
+    from plugins.tuna.features import program_identity, scheduled_module
     from plugins.tuna.lowering import lower
-    from plugins.tuna.programs import program_key
 
     tvm_target = target.tvm_target()
 
     def program(config: Config) -> str | None:
         try:
             mod = scheduled_module(space.schedule_fn, space.task, config, target)
-            return program_key(lower(mod, tvm_target), target.key)
+            return program_identity(lower(mod, tvm_target), target)
         except Exception:  # noqa: BLE001 - an unlowerable config is simply not deduplicated
             return None
 
