@@ -40,12 +40,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sqlmodel import or_
+
 os.environ.setdefault("TVM_NUM_THREADS", str(len(os.sched_getaffinity(0))))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from machine import machine_header  # noqa: E402
 
+from history.models import MeasurementRow  # noqa: E402
 from history.store import HistoryStore  # noqa: E402
 from orchestrator.errors import OrchestratorError  # noqa: E402
 from orchestrator.jsonkey import canonical_json  # noqa: E402
@@ -174,14 +177,14 @@ def measured_results(store: HistoryStore, task: Task, target: TargetInfo) -> dic
     task_id, target_id = store.find_task(task), store.find_target(target)
     if task_id is None or target_id is None:
         return {}
-    # The e2e's side-by-side re-measurements do not change the sample.
+    where = [MeasurementRow.task_id == task_id, MeasurementRow.target_id == target_id]
     again_id = store.find_run(reference_run_key(task, target))
-    again = {(r.config.key, r.latency) for r in store.results(task_id, target_id,
-                                                              run_id=again_id)} \
-        if again_id is not None else set()
+    if again_id is not None:  # the e2e's side-by-side re-measurements do not change the sample
+        where.append(or_(MeasurementRow.run_id.is_(None),  # type: ignore[union-attr]
+                         MeasurementRow.run_id != again_id))
     best: dict[str, MeasureResult] = {}
-    for r in store.results(task_id, target_id):
-        if r.measurer in NOT_MEASURED or (r.config.key, r.latency) in again:
+    for r in (rec.result for rec in store.records(where=where)):
+        if r.measurer in NOT_MEASURED:
             continue
         old = best.get(r.config.key)
         if old is None or r.latency < old.latency:

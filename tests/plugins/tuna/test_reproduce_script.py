@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import collections
 import re
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
+from history.models import MeasurementRow
 from history.store import HistoryStore
 
 SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "reproduce_tuna.py"
@@ -33,19 +33,19 @@ def test_smoke_run_measures_analyzes_tunes_and_reports(tmp_path):
     assert re.search(r"e2e >= 90% of the sample best \(mean (met|NOT met); [01] of 1 workloads\)",
                      text)
     # the sample and the verified top configs are in the reference history
+    # and, side by side, the 3 best verified configs and the sample's 3 best (a config may
+    # be both), 3 rounds each
     store = HistoryStore.open(db)
     try:
         runs = {r.searcher: r.id for r in store.runs()}
         assert sorted(runs) == ["remeasure", "tuna-es", "uniform-sample"]
+
+        def configs(run: int) -> list[str]:
+            return [rec.result.config.key
+                    for rec in store.records(where=[MeasurementRow.run_id == run])]
+        again, verified = configs(runs["remeasure"]), set(configs(runs["tuna-es"]))
     finally:
         store.close()
-    # side by side: the 3 best verified configs and the sample's 3 best (a config may be
-    # both), 3 rounds each
-    with sqlite3.connect(db) as con:
-        def configs(run: int) -> list[int]:
-            return [c for (c,) in con.execute(
-                "select config_id from measurements where run_id = ?", (run,))]
-        again, verified = configs(runs["remeasure"]), set(configs(runs["tuna-es"]))
     assert 3 <= len(set(again)) <= 6 and set(collections.Counter(again).values()) == {3}
     assert 0 < len(verified & set(again)) <= 3
     # a rerun reuses the measured sample (nothing measured twice) and still reports
