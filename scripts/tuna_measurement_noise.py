@@ -1,12 +1,13 @@
 """How well one measurement of the Tuna reference sample predicts another.
 
-``reproduce_tuna.py --rounds 2`` measures each workload's sample twice, at different
-times and in a different order. This script reads those rounds from the history
-database (nothing is measured) and scores round 1 as if it were a cost model for round 2
-and the other way round, with the same top-k ratio and Spearman correlation that the
-reproduction gives the static model. That is the ceiling a cost model can reach against
-a single round on this machine: a model cannot rank the sample better than the
-measurement agrees with itself.
+``reproduce_tuna.py --rounds N`` measures each workload's sample N times, at different
+times and in different orders. This script reads those rounds from the history
+database (nothing is measured) and scores each round as if it were a cost model for each
+other round, with the same top-k ratio and Spearman correlation that the reproduction
+gives the static model. That is the ceiling a cost model can reach against a single
+round on this machine: a model cannot rank the sample better than the measurement agrees
+with itself. With three rounds or more it also scores each round against the best of
+the others, the ground truth the reproduction uses.
 
     python scripts/tuna_measurement_noise.py --db /work/tuna-reference.db \\
         [--out docs/results/tuna-noise.md]
@@ -17,7 +18,9 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import combinations, permutations
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -35,16 +38,17 @@ SAMPLE_RUN = "uniform-sample"  # the searcher name reproduce_tuna.py gives its s
 
 @dataclass(frozen=True)
 class Agreement:
-    """Round 1 against round 2 of one workload's sample."""
+    """The sample rounds of one workload scored against each other."""
 
     workload: str
-    configs: int
-    first: tuple[str, str]           # (started, finished) of each round's run
-    second: tuple[str, str]
-    ratio_quantiles: tuple[float, float, float]  # 5%, 50%, 95% of latency2 / latency1
-    spearman: float
-    top10: tuple[float, float]       # round 1 ranking scored on round 2, and the reverse
-    top50: tuple[float, float]
+    configs: int                     # measured successfully in every round
+    rounds: tuple[tuple[str, str], ...]  # (started, finished) of each round's run
+    ratio_quantiles: tuple[float, float, float]  # 5%, 50%, 95% of later / earlier round
+    spearman: float                  # mean over pairs of rounds
+    top10: float                     # mean over ordered pairs: one round ranks, the other scores
+    top50: float
+    rest10: float                    # one round ranking the best of the other rounds, mean
+    rest50: float
 
 
 def quantile(values: list[float], q: float) -> float:
@@ -52,66 +56,80 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[round(q * (len(ordered) - 1))]
 
 
-def agreement(store: HistoryStore, first: RunView, second: RunView) -> Agreement | None:
-    """The two rounds' agreement over the configs measured successfully in both."""
+def agreement(store: HistoryStore, runs: Sequence[RunView]) -> Agreement | None:
+    """The rounds' agreement over the configs measured successfully in all of them."""
     def latencies(run: RunView) -> dict[str, float]:
         return {r.result.config.key: r.result.latency
                 for r in store.records(where=[MeasurementRow.run_id == run.id])
                 if r.result.ok}
 
-    a, b = latencies(first), latencies(second)
-    keys = sorted(a.keys() & b.keys())
+    measured = [latencies(run) for run in runs]
+    keys = sorted(set.intersection(*(set(m) for m in measured)))
     if len(keys) < 2:
         return None
-    one, two = [a[k] for k in keys], [b[k] for k in keys]
-    ratios = [y / x for x, y in zip(one, two)]
+    rounds = [[m[k] for k in keys] for m in measured]
+    pairs = list(combinations(range(len(rounds)), 2))
+    ratios = [y / x for i, j in pairs for x, y in zip(rounds[i], rounds[j])]
+    ordered = list(permutations(range(len(rounds)), 2))
+
+    def rest(i: int) -> list[float]:  # per config, the best of the rounds other than i
+        return [min(r[n] for j, r in enumerate(rounds) if j != i) for n in range(len(keys))]
+
     return Agreement(
-        first.task.name or first.task.label(), len(keys),
-        (first.started_at, first.finished_at or ""), (second.started_at, second.finished_at or ""),
+        runs[0].task.name or runs[0].task.label(), len(keys),
+        tuple((run.started_at, run.finished_at or "") for run in runs),
         (quantile(ratios, 0.05), quantile(ratios, 0.5), quantile(ratios, 0.95)),
-        spearman(one, two), (top_k_ratio(one, two, 10), top_k_ratio(two, one, 10)),
-        (top_k_ratio(one, two, 50), top_k_ratio(two, one, 50)))
+        statistics.fmean(spearman(rounds[i], rounds[j]) for i, j in pairs),
+        statistics.fmean(top_k_ratio(rounds[i], rounds[j], 10) for i, j in ordered),
+        statistics.fmean(top_k_ratio(rounds[i], rounds[j], 50) for i, j in ordered),
+        statistics.fmean(top_k_ratio(r, rest(i), 10) for i, r in enumerate(rounds)),
+        statistics.fmean(top_k_ratio(r, rest(i), 50) for i, r in enumerate(rounds)))
 
 
-def sample_rounds(store: HistoryStore) -> list[tuple[RunView, RunView]]:
-    """The first two sample runs of every (task, target) that has two, oldest task first."""
+def sample_rounds(store: HistoryStore) -> list[list[RunView]]:
+    """The sample runs of every (task, target) that has two or more, oldest task first."""
     runs = sorted(store.runs(where=[RunRow.searcher == SAMPLE_RUN], limit=100_000),
                   key=lambda r: r.id)
     by_task: dict[tuple[str, str], list[RunView]] = {}
     for run in runs:
         by_task.setdefault((run.task.key, run.target_key), []).append(run)
-    return [(rs[0], rs[1]) for rs in by_task.values() if len(rs) >= 2]
+    return [rs for rs in by_task.values() if len(rs) >= 2]
 
 
 def report(rows: list[Agreement], db: str) -> str:
     def f(x: float) -> str:
         return f"{x:.3f}"
 
+    most = max(len(r.rounds) for r in rows) if rows else 0
     lines = [
         "# Tuna reference sample: how well one measurement predicts another", "",
         machine_header(), "",
         f"Command: `python scripts/tuna_measurement_noise.py --db {db}` (reads the history "
         "database, measures nothing)", "",
-        "Each workload's uniform sample measured twice by `reproduce_tuna.py --rounds 2` "
-        "(round 2 in a new random order, hours later). Round 1 is scored as if it were a "
-        "cost model for round 2 and the other way round, with the top-k ratio and Spearman "
-        "correlation the reproduction uses: the ceiling for any model judged against one "
-        "round.", "",
-        "| workload | configs | round 1 | round 2 | round 2 / round 1: 5% / median / 95% | "
-        "Spearman | top-10 (1→2 / 2→1) | top-50 (1→2 / 2→1) |",
-        "|---|---|---|---|---|---|---|---|",
+        f"Each workload's uniform sample measured in up to {most} rounds by "
+        f"`reproduce_tuna.py --rounds N` (each round after the first in a new random order, "
+        "hours apart). Pairs: each round is scored as if it were a cost model for each other "
+        "round, with the top-k ratio and Spearman correlation the reproduction uses (mean "
+        "over the pairs): the ceiling for any model judged against one round. Best of the "
+        "others: each round scored against the best of the other rounds for each config, "
+        "the ground truth the reproduction uses when there are several rounds (mean over "
+        "the rounds).", "",
+        "| workload | configs | rounds (UTC) | later / earlier round: 5% / median / 95% | "
+        "Spearman (pairs) | top-10 (pairs) | top-50 (pairs) | top-10 (best of the others) | "
+        "top-50 (best of the others) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
+        when = "; ".join(f"{a[:16]}–{b[11:16]}" for a, b in r.rounds)
         lines.append(
-            f"| {r.workload} | {r.configs} | {r.first[0][:16]}–{r.first[1][11:16]} | "
-            f"{r.second[0][:16]}–{r.second[1][11:16]} | "
+            f"| {r.workload} | {r.configs} | {when} | "
             f"{' / '.join(f(q) for q in r.ratio_quantiles)} | {f(r.spearman)} | "
-            f"{f(r.top10[0])} / {f(r.top10[1])} | {f(r.top50[0])} / {f(r.top50[1])} |")
+            f"{f(r.top10)} | {f(r.top50)} | {f(r.rest10)} | {f(r.rest50)} |")
     if rows:
-        lines.append(
-            f"| **mean** | | | | | **{f(statistics.fmean(r.spearman for r in rows))}** | "
-            f"**{f(statistics.fmean(sum(r.top10) / 2 for r in rows))}** | "
-            f"**{f(statistics.fmean(sum(r.top50) / 2 for r in rows))}** |")
+        def mean(field: str) -> str:
+            return f"**{f(statistics.fmean(getattr(r, field) for r in rows))}**"
+        lines.append(f"| **mean** | | | | {mean('spearman')} | {mean('top10')} | "
+                     f"{mean('top50')} | {mean('rest10')} | {mean('rest50')} |")
     return "\n".join(lines) + "\n"
 
 
@@ -127,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        rows = [a for pair in sample_rounds(store) if (a := agreement(store, *pair))]
+        rows = [a for runs in sample_rounds(store) if (a := agreement(store, runs))]
     finally:
         store.close()
     if not rows:

@@ -1,4 +1,4 @@
-"""scripts/tuna_measurement_noise.py: two rounds of a sample scored against each other."""
+"""scripts/tuna_measurement_noise.py: the rounds of a sample scored against each other."""
 
 from __future__ import annotations
 
@@ -51,11 +51,26 @@ def test_rounds_that_agree_and_rounds_that_disagree(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     text = out.read_text()
     steady, backwards = _row(text, "steady"), _row(text, "reversed")
-    assert steady[1] == "60" and steady[4] == "1.100 / 1.100 / 1.100"
-    assert steady[5] == "1.000" and steady[6] == "1.000 / 1.000" and steady[7] == "1.000 / 1.000"
-    assert backwards[5] == "-1.000"
+    assert steady[1] == "60" and steady[3] == "1.100 / 1.100 / 1.100"
+    assert steady[4:] == ["1.000"] * 5
+    assert backwards[4] == "-1.000"
     # the 10 fastest of one round are the 10 slowest of the other: sum(1..10) / sum(51..60)
-    assert backwards[6] == f"{55 / 555:.3f} / {55 / 555:.3f}"
+    assert backwards[5] == backwards[7] == f"{55 / 555:.3f}"
+
+
+def test_three_rounds_are_scored_in_pairs_and_against_the_best_of_the_others(tmp_path):
+    db, out = tmp_path / "ref.db", tmp_path / "noise.md"
+    first = [1e-3 * (i + 1) for i in range(60)]
+    # two rounds agree; the third is in the opposite order and 10x slower, so the best of
+    # the others is always `first`
+    _record_rounds(db, "third", first, list(first), [10 * t for t in reversed(first)])
+    proc = _run(str(SCRIPTS / "tuna_measurement_noise.py"), "--db", str(db), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    row = _row(out.read_text(), "third")
+    assert row[1] == "60" and len(row[2].split("; ")) == 3
+    assert row[4] == f"{-1 / 3:.3f}"                          # pairs: +1, -1, -1
+    assert row[5] == f"{(2 + 4 * 55 / 555) / 6:.3f}"          # 2 ordered pairs agree, 4 do not
+    assert row[7] == f"{(2 + 55 / 555) / 3:.3f}"              # the third round ranks it badly
 
 
 def test_rounds_of_a_real_sample(tmp_path):
@@ -66,9 +81,9 @@ def test_rounds_of_a_real_sample(tmp_path):
     proc = _run(str(SCRIPTS / "tuna_measurement_noise.py"), "--db", str(db), "--out", str(out))
     assert proc.returncode == 0, proc.stderr[-2000:]
     row = _row(out.read_text(), "mb_dw13")
-    assert row[1] == "8"
-    assert -1.0 <= float(row[5]) <= 1.0
-    assert all(0 < float(x) <= 1.0 for x in row[6].split(" / ") + row[7].split(" / "))
+    assert row[1] == "8" and len(row[2].split("; ")) == 2
+    assert -1.0 <= float(row[4]) <= 1.0
+    assert all(0 < float(x) <= 1.0 for x in row[5:9])
 
 
 def test_a_database_without_two_rounds_is_a_one_line_error(tmp_path):
