@@ -72,8 +72,9 @@ def agreement(store: HistoryStore, runs: Sequence[RunView]) -> Agreement | None:
     ratios = [y / x for i, j in pairs for x, y in zip(rounds[i], rounds[j])]
     ordered = list(permutations(range(len(rounds)), 2))
 
-    def rest(i: int) -> list[float]:  # per config, the best of the rounds other than i
-        return [min(r[n] for j, r in enumerate(rounds) if j != i) for n in range(len(keys))]
+    # per round, each config's best latency over the other rounds
+    rests = [[min(lat) for lat in zip(*(r for j, r in enumerate(rounds) if j != i))]
+             for i in range(len(rounds))]
 
     return Agreement(
         runs[0].task.name or runs[0].task.label(), len(keys),
@@ -82,8 +83,8 @@ def agreement(store: HistoryStore, runs: Sequence[RunView]) -> Agreement | None:
         statistics.fmean(spearman(rounds[i], rounds[j]) for i, j in pairs),
         statistics.fmean(top_k_ratio(rounds[i], rounds[j], 10) for i, j in ordered),
         statistics.fmean(top_k_ratio(rounds[i], rounds[j], 50) for i, j in ordered),
-        statistics.fmean(top_k_ratio(r, rest(i), 10) for i, r in enumerate(rounds)),
-        statistics.fmean(top_k_ratio(r, rest(i), 50) for i, r in enumerate(rounds)))
+        statistics.fmean(top_k_ratio(r, rest, 10) for r, rest in zip(rounds, rests)),
+        statistics.fmean(top_k_ratio(r, rest, 50) for r, rest in zip(rounds, rests)))
 
 
 def sample_rounds(store: HistoryStore) -> list[list[RunView]]:

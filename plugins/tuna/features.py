@@ -102,8 +102,10 @@ def raw_counts(mod: Any, target: TargetInfo,
            "l2": float(data_movement(tree, target.l2_bytes / LINE_BYTES).total_movement)}
     tvm_target = target.tvm_target()
     lowered = lower(mod, tvm_target)
-    key = program_identity(lowered, target) if programs is not None else ""
-    counted = programs.get(key) if programs is not None else None
+    key, counted = "", None
+    if programs is not None:
+        key = program_identity(lowered, target)
+        counted = programs.get(key)
     if counted is None:
         isa = isa_for(triple_of(target))
         functions = parse_asm(codegen(lowered, tvm_target), isa)
