@@ -38,6 +38,10 @@ class TargetInfo:
     peak_gflops: float
     arch: str = ""
     simulated: bool = False
+    # Ways of associativity (0: unknown, treated as fully associative). With the line
+    # size they give the number of sets, which decides whether strided data conflicts.
+    l1d_ways: int = 0
+    l2_ways: int = 0
 
     @property
     def tvm_json(self) -> dict[str, Any]:
@@ -59,6 +63,14 @@ class TargetInfo:
     @property
     def simd_lanes_fp32(self) -> int:
         return self.simd_bits // 32
+
+    def cache_sets(self, level: int, line_bytes: int = 64) -> int:
+        """Sets of the L1d (``level`` 1) or L2 cache; 1 when the ways are unknown."""
+        size, ways = (self.l1d_bytes, self.l1d_ways) if level == 1 else (self.l2_bytes,
+                                                                           self.l2_ways)
+        if ways <= 0 or size <= 0:
+            return 1
+        return max(1, size // (ways * line_bytes))
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -101,9 +113,12 @@ def _clock_ghz() -> float:
     return 2.5
 
 
-def _cache_bytes(level: int, kind: str = "Data") -> int:
-    base = Path("/sys/devices/system/cpu/cpu0/cache")
-    for idx in sorted(base.glob("index*")):
+CACHE_DIR = Path("/sys/devices/system/cpu/cpu0/cache")
+
+
+def _cache_level(level: int, kind: str = "Data") -> tuple[int, int]:
+    """(size in bytes, ways) of the host's data/unified cache at ``level``."""
+    for idx in sorted(CACHE_DIR.glob("index*")):
         try:
             if int((idx / "level").read_text()) != level:
                 continue
@@ -113,8 +128,16 @@ def _cache_bytes(level: int, kind: str = "Data") -> int:
         except (OSError, ValueError):
             continue
         unit = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(size[-1], 1)
-        return int(size.rstrip("KMG")) * unit
-    return {1: 32 << 10, 2: 1 << 20, 3: 8 << 20}[level]
+        try:
+            ways = int((idx / "ways_of_associativity").read_text())
+        except (OSError, ValueError):
+            ways = 0
+        return int(size.rstrip("KMG")) * unit, max(0, ways)
+    return {1: 32 << 10, 2: 1 << 20, 3: 8 << 20}[level], 0
+
+
+def _cache_bytes(level: int, kind: str = "Data") -> int:
+    return _cache_level(level, kind)[0]
 
 
 def cpu_cores() -> int:
@@ -147,6 +170,7 @@ def detect_host() -> TargetInfo:
         simd, family = 128, "sse"
     fma = "fma" in flags or family == "neon"
     clock = _clock_ghz()
+    (l1_bytes, l1_ways), (l2_bytes, l2_ways) = _cache_level(1), _cache_level(2)
     tvm_json: dict[str, Any] = {"kind": "llvm", "mcpu": mcpu, "num-cores": cores}
     if mtriple:
         tvm_json["mtriple"] = mtriple
@@ -156,12 +180,14 @@ def detect_host() -> TargetInfo:
         cores=cores,
         simd_bits=simd,
         fma=fma,
-        l1d_bytes=_cache_bytes(1),
-        l2_bytes=_cache_bytes(2),
+        l1d_bytes=l1_bytes,
+        l2_bytes=l2_bytes,
         l3_bytes=_cache_bytes(3),
         clock_ghz=round(clock, 3),
         peak_gflops=round(cores * clock * _FLOPS_PER_CYCLE[family], 1),
         arch=mcpu,
+        l1d_ways=l1_ways,
+        l2_ways=l2_ways,
     )
 
 

@@ -1,0 +1,37 @@
+"""The host description cost models read: cache sizes and ways from sysfs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import orchestrator.target as target_mod
+from orchestrator.testing.conformance import TOY_TARGET
+
+
+def _index(base, n: int, level: int, kind: str, size: str, ways: str | None) -> None:
+    d = base / f"index{n}"
+    d.mkdir()
+    (d / "level").write_text(f"{level}\n")
+    (d / "type").write_text(f"{kind}\n")
+    (d / "size").write_text(f"{size}\n")
+    if ways is not None:
+        (d / "ways_of_associativity").write_text(f"{ways}\n")
+
+
+def test_cache_sizes_and_ways_come_from_sysfs(tmp_path, monkeypatch):
+    _index(tmp_path, 0, 1, "Data", "48K", "12")
+    _index(tmp_path, 1, 1, "Instruction", "64K", "16")
+    _index(tmp_path, 2, 2, "Unified", "2048K", None)  # ways not reported
+    monkeypatch.setattr(target_mod, "CACHE_DIR", tmp_path)
+    assert target_mod._cache_level(1) == (48 << 10, 12)
+    assert target_mod._cache_level(2) == (2 << 20, 0)
+    assert target_mod._cache_level(3) == (8 << 20, 0)  # absent: a default size
+
+
+def test_cache_sets_follow_from_size_and_ways():
+    l1 = replace(TOY_TARGET, l1d_bytes=48 << 10, l1d_ways=12, l2_bytes=1 << 20, l2_ways=0)
+    assert l1.cache_sets(1) == 64
+    assert l1.cache_sets(2) == 1  # unknown ways: one set, capacity alone
+    # Stored descriptions written before the ways existed still load.
+    old = {k: v for k, v in l1.to_dict().items() if k not in ("l1d_ways", "l2_ways")}
+    assert target_mod.TargetInfo.from_dict(old).cache_sets(1) == 1
