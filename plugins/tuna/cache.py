@@ -81,7 +81,10 @@ def tvm_version() -> str:
 def cache_key(space: Space, target: TargetInfo) -> dict[str, Any]:
     return {"task": space.task.key, "target": target.key, "schedule_fn": space.schedule_fn,
             "template": template_fingerprint(space.schedule_fn), "tvm": tvm_version(),
-            "features": FEATURE_VERSION}
+            "features": FEATURE_VERSION,
+            # The data-movement features depend on the caches, which the TVM target
+            # (mcpu, cores) does not pin down.
+            "caches": [target.l1d_bytes, target.l1d_ways, target.l2_bytes, target.l2_ways]}
 
 
 class FeatureCache:

@@ -21,6 +21,16 @@ is lost. Reuse starts true at the leaves and turns false, for good, when
 The paper computes footprints exactly with the Integer Set Library; here each access's
 index expressions are bounded by interval arithmetic over the loops' ranges (a box per
 tensor, the hull for several accesses) and the box is measured in cache lines.
+
+The paper's cache is a capacity. A real one is set associative: a line can only go to
+the ``ways`` slots of one set, chosen by its address modulo ``sets x line`` (4 KiB for a
+48 KiB 12-way or 32 KiB 8-way L1d). Rows of a tensor whose stride is a multiple of that
+period all land in the same sets: 16 rows of a 1024-float matrix touch 16 lines of one
+set, more than its ways, and evict each other although the cache is nearly empty. So
+the fit tests above (conditions 1 and the iteration test) compare with the capacity
+what a footprint *needs*: its lines, or, when they crowd into sets that cannot hold them
+(more lines per set than ways), lines x sets / sets touched (``Cache.pressure``). Movements are still counted in lines; the gap of
+condition 2 is still its lines. With one set (ways unknown) this is the paper's model.
 """
 
 from __future__ import annotations
@@ -242,9 +252,82 @@ class Movement:
         return dict(self.movement).get(tensor, 0.0)
 
 
-def box_lines(accesses: Sequence[Access], ext: Mapping[int, int],
-              line_bytes: int = LINE_BYTES) -> float:
-    """Cache lines in the hull of ``accesses`` (one tensor) as the variables in ``ext`` vary."""
+@dataclass(frozen=True)
+class Box:
+    """The hull of one tensor's accesses as loop variables vary: per dimension its lowest
+    index, its span and how many distinct indices it holds; ``inner`` is the first
+    dimension (from the outermost) whose run of contiguous elements ends the box's rows."""
+
+    low: tuple[int, ...]
+    spans: tuple[int, ...]
+    counts: tuple[int, ...]
+    shape: tuple[int, ...]
+    elem_bytes: int
+
+    @cached_property
+    def split(self) -> tuple[int, int]:
+        """(j, run): the contiguous run of elements, merged from the innermost dimension
+        outwards for as long as the inner ones are covered completely, starts at
+        dimension ``j`` (-1 when the whole tensor is one run)."""
+        run = 1
+        j = len(self.spans) - 1
+        while j >= 0:
+            run *= self.spans[j]
+            if self.spans[j] < self.shape[j]:
+                break
+            j -= 1
+        return j, run
+
+    def lines(self, line_bytes: int) -> float:
+        if not self.spans:
+            return 1.0
+        j, run = self.split
+        outer = math.prod(self.counts[:j]) if j > 0 else 1
+        lines = outer * math.ceil(run * self.elem_bytes / line_bytes)
+        return float(max(1, min(lines, math.prod(self.counts))))
+
+    def sets(self, line_bytes: int, sets: int, budget: int = 4096) -> int:
+        """How many of a ``sets``-set cache's sets the box's lines map to, the tensor's
+        first element taken as set-aligned (buffers are allocated at least line-aligned,
+        large ones page-aligned). Rows whose starts fall on few residues modulo the
+        cache's set period (power-of-two strides) share few sets; when the residues are
+        too many to enumerate within ``budget`` steps, the rows are taken as spread."""
+        if not self.spans:
+            return 1
+        lines = int(self.lines(line_bytes))
+        if sets <= 1 or lines <= 1:
+            return 1
+        period = sets * line_bytes
+        j, run = self.split
+        run_lines = math.ceil(run * self.elem_bytes / line_bytes)
+        if run_lines >= sets:
+            return sets
+        strides = [math.prod(self.shape[d + 1:]) * self.elem_bytes for d in range(len(self.shape))]
+        start = sum(self.low[d] * strides[d] for d in range(len(self.shape))) % period
+        starts = {start}
+        for d in range(max(j, 0)):
+            count = self.counts[d]
+            if count <= 1:
+                continue
+            step = max(1, (self.spans[d] - 1) // (count - 1)) * strides[d] % period
+            cycle = period // math.gcd(step, period) if step else 1
+            offsets = {k * step % period for k in range(min(count, cycle))}
+            if len(starts) * len(offsets) > budget:
+                return min(sets, lines)
+            starts = {(a + b) % period for a in starts for b in offsets}
+        first_lines = {a // line_bytes for a in starts}
+        if len(first_lines) * run_lines > budget:
+            return min(sets, lines)
+        run_bytes = run * self.elem_bytes
+        touched: set[int] = set()
+        for a in starts:
+            first, last = a // line_bytes, (a + run_bytes - 1) // line_bytes
+            touched.update(x % sets for x in range(first, last + 1))
+        return max(1, min(len(touched), lines))
+
+
+def box_of(accesses: Sequence[Access], ext: Mapping[int, int]) -> Box:
+    """The hull of ``accesses`` (one tensor) as the variables in ``ext`` vary."""
     first = accesses[0]
     dims = len(first.shape)
     lo = [math.inf] * dims
@@ -258,37 +341,57 @@ def box_lines(accesses: Sequence[Access], ext: Mapping[int, int],
     spans = [int(min(hi[d] - lo[d] + 1, first.shape[d] or 1)) if hi[d] >= lo[d] else 1
              for d in range(dims)]
     counts = [max(1, min(spans[d], distinct[d] or 1)) for d in range(dims)]
-    if dims == 0:
-        return 1.0
-    # Elements contiguous in memory: the innermost span, merged with outer dimensions
-    # for as long as the inner ones are covered completely.
-    run = 1
-    j = dims - 1
-    while j >= 0:
-        run *= spans[j]
-        if spans[j] < first.shape[j]:
-            break
-        j -= 1
-    outer = math.prod(counts[:max(j, 0)]) if j > 0 else 1
-    lines = outer * math.ceil(run * first.elem_bytes / line_bytes)
-    return float(max(1, min(lines, math.prod(counts))))
+    low = [max(0, int(lo[d])) if hi[d] >= lo[d] else 0 for d in range(dims)]
+    return Box(tuple(low), tuple(spans), tuple(counts), tuple(first.shape), first.elem_bytes)
 
 
-def data_movement(node: Node, cache_lines: float, line_bytes: int = LINE_BYTES) -> Movement:
+def box_lines(accesses: Sequence[Access], ext: Mapping[int, int],
+              line_bytes: int = LINE_BYTES) -> float:
+    """Cache lines in the hull of ``accesses`` (one tensor) as the variables in ``ext`` vary."""
+    return box_of(accesses, ext).lines(line_bytes)
+
+
+def data_movement(node: Node, cache_lines: float, line_bytes: int = LINE_BYTES,
+                  sets: int = 1) -> Movement:
     """VISIT-Node: footprint, movement and reuse status of ``node`` for a cache of
-    ``cache_lines`` lines."""
-    return _visit(node, cache_lines, line_bytes)[0]
+    ``cache_lines`` lines in ``sets`` sets (1: fully associative, capacity alone)."""
+    return _visit(node, Cache(cache_lines, line_bytes, max(1, sets)))[0]
+
+
+@dataclass(frozen=True)
+class Cache:
+    """A cache's geometry: capacity in lines, line size, number of sets."""
+
+    lines: float
+    line_bytes: int = LINE_BYTES
+    sets: int = 1
+
+    @property
+    def ways(self) -> float:
+        return self.lines / self.sets
+
+    def pressure(self, box: Box, lines: float) -> float:
+        """The capacity a footprint of ``lines`` lines needs: its lines, unless they crowd
+        into fewer sets than could hold them (more lines per set than ways), in which case
+        the capacity at which its sets would be that full, lines x sets / sets touched,
+        which exceeds the cache: such a footprint does not fit, however small it is."""
+        if self.sets <= 1 or lines <= self.ways:
+            return lines
+        touched = box.sets(self.line_bytes, self.sets)
+        if lines <= self.ways * touched:
+            return lines
+        return lines * self.sets / touched
 
 
 Visited = tuple[Movement, list[Access], dict[int, int]]
 
 
-def _visit(node: Node, cache: float, line_bytes: int) -> Visited:
+def _visit(node: Node, cache: Cache) -> Visited:
     """(movement, accesses below, extents of the loop variables below) of ``node``."""
     if isinstance(node, Access):
         m = Movement(((node.tensor, 1.0),), ((node.tensor, 1.0),), ((node.tensor, True),))
         return m, [node], {}
-    results = [_visit(c, cache, line_bytes) for c in node.children]
+    results = [_visit(c, cache) for c in node.children]
     accesses = [a for _, accs, _ in results for a in accs]
     by_tensor: dict[str, list[Access]] = {}
     for a in accesses:
@@ -301,8 +404,11 @@ def _visit(node: Node, cache: float, line_bytes: int) -> Visited:
     whole = dict(inner)
     if node.var is not None:
         whole[node.var] = node.extent
-    fp1 = {t: box_lines(accs, inner, line_bytes) for t, accs in by_tensor.items()}
-    fp = {t: box_lines(accs, whole, line_bytes) for t, accs in by_tensor.items()}
+    boxes1 = {t: box_of(accs, inner) for t, accs in by_tensor.items()}
+    fp1 = {t: b.lines(cache.line_bytes) for t, b in boxes1.items()}
+    fp = {t: box_lines(accs, whole, cache.line_bytes) for t, accs in by_tensor.items()}
+    # What one iteration needs of the cache; equal to fp1 unless lines crowd into few sets.
+    need1 = {t: cache.pressure(boxes1[t], fp1[t]) for t in by_tensor}
     moved_iter: dict[str, float] = {}
     reuse_in: dict[str, bool] = {}
     for m, _, _ in results:
@@ -310,7 +416,7 @@ def _visit(node: Node, cache: float, line_bytes: int) -> Visited:
             moved_iter[t] = moved_iter.get(t, 0.0) + v
         for t, r in m.reuse:
             reuse_in[t] = reuse_in.get(t, True) and r
-    if sum(fp1.values()) <= cache:
+    if sum(need1.values()) <= cache.lines:
         movement = dict(fp)
         reuse = reuse_in
     else:
@@ -318,8 +424,8 @@ def _visit(node: Node, cache: float, line_bytes: int) -> Visited:
         for t in by_tensor:
             invariant = node.var is not None and node.extent > 1 and not any(
                 node.var in a.variables for a in by_tensor[t])
-            keep = (reuse_in.get(t, True) and fp1[t] <= cache
-                    and _gap(results, t) <= cache and not invariant)
+            keep = (reuse_in.get(t, True) and need1[t] <= cache.lines
+                    and _gap(results, t) <= cache.lines and not invariant)
             movement[t] = fp[t] if keep else moved_iter.get(t, 0.0) * node.extent
             reuse[t] = keep
     return Movement(tuple(sorted(fp.items())), tuple(sorted(movement.items())),

@@ -8,8 +8,8 @@ Features (all per thread, i.e. along the critical path of the parallel loop):
 ``vstore``     executed vector stores
 ``ilp``        cycles of the list scheduler per basic block x block executions (a block
                that loops on itself costs its steady-state cycles per iteration)
-``l1``         L1 data movement in cache lines (Algorithm 2, L1d capacity)
-``l2``         the same model with the L2 capacity (lines that come from L3 or DRAM)
+``l1``         L1 data movement in cache lines (Algorithm 2, L1d capacity and sets)
+``l2``         the same model with the L2 capacity and sets (lines from L3 or DRAM)
 
 An FMA, load or store is counted in ``instructions`` and again in its own class: the
 class features carry what such an instruction costs beyond its issue slot.
@@ -51,7 +51,8 @@ def feature_names(family: str) -> tuple[str, ...]:
         return GPU_FEATURES
     return FEATURES
 # Bumped whenever a feature's definition changes: it is part of the cache key.
-FEATURE_VERSION = 4
+# 5: Algorithm 2's fit tests count the cache sets a footprint maps to (associativity).
+FEATURE_VERSION = 5
 
 
 @dataclass(frozen=True)
@@ -98,8 +99,10 @@ def raw_counts(mod: Any, target: TargetInfo,
     counts of a lowered module seen before are reused instead of generating code again."""
     cores = max(1, int(target.cores))
     tree = loop_tree(mod["main"], cores)
-    raw = {"l1": float(data_movement(tree, target.l1d_bytes / LINE_BYTES).total_movement),
-           "l2": float(data_movement(tree, target.l2_bytes / LINE_BYTES).total_movement)}
+    raw = {"l1": float(data_movement(tree, target.l1d_bytes / LINE_BYTES, LINE_BYTES,
+                                     target.cache_sets(1, LINE_BYTES)).total_movement),
+           "l2": float(data_movement(tree, target.l2_bytes / LINE_BYTES, LINE_BYTES,
+                                     target.cache_sets(2, LINE_BYTES)).total_movement)}
     tvm_target = target.tvm_target()
     lowered = lower(mod, tvm_target)
     key, counted = "", None

@@ -41,14 +41,14 @@ def config(vec: str = "yes", par: str = "no", mode: str = "ok") -> Config:
     return Config.of({"vec": vec, "par": par, "mode": mode})
 
 
-def scheduled(task: Task, vec: bool = True, par: bool = False) -> Any:
-    """C = A x B tiled 4 x 16 (rows unrolled, columns vectorized), k split by 4."""
+def scheduled(task: Task, vec: bool = True, par: bool = False, rows: int = 4) -> Any:
+    """C = A x B tiled ``rows`` x 16 (rows unrolled, columns vectorized), k split by 4."""
     from tvm.s_tir import Schedule
 
     sch = Schedule(task.operator.prim_func(task.params))
     block = sch.get_sblock(task.operator.main_block)
     i, j, k = sch.get_loops(block)
-    i0, i1 = sch.split(i, factors=[None, 4])
+    i0, i1 = sch.split(i, factors=[None, rows])
     j0, j1 = sch.split(j, factors=[None, 16])
     k0, k1 = sch.split(k, factors=[None, 4])
     sch.reorder(i0, j0, k0, k1, i1, j1)
