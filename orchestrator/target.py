@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,11 @@ class TargetInfo:
     @property
     def simd_lanes_fp32(self) -> int:
         return self.simd_bits // 32
+
+    def with_cores(self, cores: int) -> TargetInfo:
+        """The same target with its kernels run on ``cores`` cores."""
+        return replace(self, cores=cores, tvm=tuple(
+            (k, cores if k == "num-cores" else v) for k, v in self.tvm))
 
     def cache_sets(self, level: int, line_bytes: int = 64) -> int:
         """Sets of the L1d (``level`` 1) or L2 cache; 1 when the ways are unknown."""

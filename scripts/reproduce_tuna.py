@@ -25,7 +25,6 @@ shapes (see docs/results/tuna.md), and leave-one-workload-out refits on this sam
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import itertools
 import json
 import math
@@ -634,8 +633,7 @@ def _main(argv: list[str] | None = None) -> int:
         else Path(__file__).resolve().parent.parent / "docs" / "results" / "tuna.md")
     workers = args.workers or cpu_cores()
     if args.cores and target.kind != "cuda":
-        target = dataclasses.replace(target, cores=args.cores, tvm=tuple(
-            (k, args.cores if k == "num-cores" else v) for k, v in target.tvm))
+        target = target.with_cores(args.cores)
     plugins = load_plugins()
     db = Path(args.db)
     store = HistoryStore.open(db)

@@ -140,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", help="markdown report [default: print it]")
     p.add_argument("--l1d", help="L1d as SIZE:WAYS instead of this CPU's (e.g. 32K:8)")
     p.add_argument("--l2", help="L2 as SIZE:WAYS instead of this CPU's (e.g. 1M:8)")
+    p.add_argument("--cores", type=int, help="cores the kernels run on [default: every core]")
     args = p.parse_args(argv)
     try:
         target = resolve_target("host")
@@ -149,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.l2:
             size, ways = parse_cache(args.l2)
             target = dataclasses.replace(target, l2_bytes=size, l2_ways=ways)
+        if args.cores:
+            target = target.with_cores(args.cores)
         tasks = parse_workloads(args.workloads or ",".join(DEFAULT_WORKLOADS))
         plugins = load_plugins()
         start = time.perf_counter()

@@ -35,3 +35,10 @@ def test_cache_sets_follow_from_size_and_ways():
     # Stored descriptions written before the ways existed still load.
     old = {k: v for k, v in l1.to_dict().items() if k not in ("l1d_ways", "l2_ways")}
     assert target_mod.TargetInfo.from_dict(old).cache_sets(1) == 1
+
+
+def test_with_cores_changes_the_cores_and_the_tvm_target_alike():
+    two = TOY_TARGET.with_cores(2)
+    assert two.cores == 2 and dict(two.tvm).get("num-cores", 2) == 2
+    host = replace(TOY_TARGET, tvm=(*TOY_TARGET.tvm, ("num-cores", 8)), cores=8)
+    assert dict(host.with_cores(1).tvm)["num-cores"] == 1 and host.with_cores(1).cores == 1
