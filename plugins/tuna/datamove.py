@@ -311,9 +311,9 @@ class Box:
                 continue
             step = max(1, (self.spans[d] - 1) // (count - 1)) * strides[d] % period
             cycle = period // math.gcd(step, period) if step else 1
-            offsets = {k * step % period for k in range(min(count, cycle))}
-            if len(starts) * len(offsets) > budget:
+            if len(starts) * min(count, cycle) > budget:
                 return min(sets, lines)
+            offsets = {k * step % period for k in range(min(count, cycle))}
             starts = {(a + b) % period for a in starts for b in offsets}
         first_lines = {a // line_bytes for a in starts}
         if len(first_lines) * run_lines > budget:
