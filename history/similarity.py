@@ -25,7 +25,7 @@ Everything here works on the generic knob API (:class:`SplitKnob` extents and ch
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,21 +161,26 @@ def _adapt_knob(knob: SplitKnob | ChoiceKnob, value: Any) -> Any:
     return value if value in knob.choices else nearest_values(knob, value)[0]
 
 
-def repair(config: Config, space: Space, budget: int = _REPAIR_BUDGET) -> Config | None:
+def repair(config: Config, space: Space, budget: int = _REPAIR_BUDGET,
+           fixed: Iterable[str] = (), avoid: Container[str] = ()) -> Config | None:
     """``config`` if the space accepts it, else the accepted config reached by the
-    smallest single-knob change (nearest values first), else None."""
+    smallest single-knob change (nearest values first) of a knob not in ``fixed`` whose
+    key is not in ``avoid``, else None."""
     if space.validate(config) is None:
         return config
     values = dict(config.values)
+    held = set(fixed)
     moves: list[tuple[int, int, str, Any]] = []
     for ki, knob in enumerate(space.knobs):
+        if knob.name in held:
+            continue
         for rank, alt in enumerate(nearest_values(knob, values[knob.name])):
             if alt != values[knob.name]:
                 moves.append((rank, ki, knob.name, alt))
     moves.sort(key=lambda m: (m[0], m[1]))
     for _, _, name, alt in moves[:budget]:
         cand = Config.of({**values, name: alt})
-        if space.validate(cand) is None:
+        if cand.key not in avoid and space.validate(cand) is None:
             return cand
     return None
 

@@ -7,7 +7,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from history.similarity import DEFAULT_OMEGA, candidate_configs, rank_history
+from history.similarity import DEFAULT_OMEGA, candidate_configs, rank_history, repair
 from orchestrator.components import SearchContext
 from orchestrator.errors import OrchestratorError
 from orchestrator.result import MeasureResult
@@ -45,6 +45,9 @@ class GuidedGA:
     generation is completed with this task's own earlier results and configs sampled from
     the space. When the guided operators only produce configs already measured, the
     generation is filled with samples of the space too, so the loop's budget is spent.
+
+    A child the space's check rejects keeps its guided gene and is repaired by the
+    smallest change of one other knob the check accepts (``history.similarity.repair``).
 
     Options: ``population`` (P, 16), ``elite`` (k, 8), ``crossover_prob`` (0.5: share of
     children made by crossover, the rest by mutation), ``elite_mutation_prob`` (0.5: share
@@ -119,12 +122,17 @@ class GuidedGA:
         return (-self.perf.get(key, 0.0), key)
 
     def _update_elite_genes(self) -> None:
-        """EliteGenes: the genes that made the top-k individuals measured so far."""
+        """EliteGenes: the genes that made the top-k individuals measured so far. An
+        individual no operator made (a history seed, an earlier result, a sample) has no
+        single gene of its own: each of its knob values counts as one, so that the best
+        seeds pass their values on before any child beats them."""
         top = sorted(self.perf, key=self._rank_key)[:self.elite]
         elite: dict[str, list[Any]] = {}
         for key in top:
-            if key in self.genes and self.perf[key] > 0:
-                name, value = self.genes[key]
+            if self.perf[key] <= 0:
+                continue
+            genes = [self.genes[key]] if key in self.genes else list(self.configs[key].values)
+            for name, value in genes:
                 if value not in elite.setdefault(name, []):
                     elite[name].append(value)
         self.elite_genes = elite
@@ -154,8 +162,18 @@ class GuidedGA:
         self.pending = children
 
     def _accept(self, child: Config, gene: Gene | None, out: list[Config]) -> bool:
-        if child.key in self.seen or self.space.validate(child) is not None:
+        if child.key in self.seen:
             return False
+        if self.space.validate(child) is not None:
+            # A guided gene the template rejects with the parent's other knobs (a larger
+            # register tile, say) is kept, and the smallest change of another knob that
+            # the template accepts is made with it: one guided move, two knobs changed.
+            if gene is None:
+                return False
+            fixed = repair(child, self.space, fixed=(gene[0],), avoid=self.seen)
+            if fixed is None:
+                return False
+            child = fixed
         self.seen.add(child.key)
         if gene is not None:
             self.genes[child.key] = gene

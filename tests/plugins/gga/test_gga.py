@@ -103,8 +103,39 @@ def test_children_come_from_guided_operators_only():
     s.propose(1)  # breeds generation 5 from everything measured
     assert s.elite_genes  # genes of the top individuals guide later mutations
     top = sorted(s.perf, key=lambda k: (-s.perf[k], k))[:s.elite]
+    # The gene that made each top child, or every knob value of a top seed.
+    carried = {s.genes[k] if k in s.genes else item for k in top
+               for item in ([s.genes[k]] if k in s.genes else s.configs[k].values)}
     for name, values in s.elite_genes.items():
-        assert all((name, v) in {s.genes.get(k) for k in top} for v in values)
+        assert all((name, v) in carried for v in values)
+
+
+def test_a_rejected_guided_child_keeps_its_gene_and_one_other_knob_is_repaired():
+    s = GuidedGA()
+    s.start(context(None))
+    space = toy_space()
+    parent = Config.of({"tile_m": (1, 4, 16), "tile_n": (2, 2, 16), "tile_k": (8, 8),
+                        "unroll": 16})
+    assert space.validate(parent) is None
+    child = Config.of({**parent.to_dict(), "tile_m": (1, 1, 64)})  # 64 x 16 > 256: rejected
+    assert space.validate(child) is not None
+    out: list[Config] = []
+    assert s._accept(child, ("tile_m", (1, 1, 64)), out)
+    (made,) = out
+    assert made["tile_m"] == (1, 1, 64) and space.validate(made) is None
+    assert [k.name for k in space.knobs if made[k.name] != child[k.name]] == ["tile_n"]
+    assert s.genes[made.key] == ("tile_m", (1, 1, 64))
+    # A sample (no gene) the check rejects is not repaired, and nothing is accepted twice.
+    assert not s._accept(child, None, out) and not s._accept(made, ("tile_m", (1, 1, 64)), out)
+
+
+def test_elite_genes_come_from_the_best_seeds_before_any_child_beats_them():
+    s = GuidedGA()
+    gens = _run(s, 1, toy_history(NEAR))
+    assert not s.genes  # the first generation is all history seeds
+    s.propose(1)  # breeds generation 2
+    best = min(gens[0], key=toy_latency)
+    assert all(value in s.elite_genes[name] for name, value in best.values)
 
 
 def test_gga_improves_on_its_history_candidates():
