@@ -510,10 +510,13 @@ def report(args: argparse.Namespace, target: TargetInfo, coefficients: Coefficie
         machine_header(), "",
         f"Command: `python scripts/reproduce_tuna.py {' '.join(sys.argv[1:])}`", "",
         f"Target: {target.arch} ({family(target)}), {target.cores} cores, "
-        f"L1d {target.l1d_bytes // 1024} KiB, L2 {target.l2_bytes // 1024} KiB. "
+        f"L1d {target.l1d_bytes // 1024} KiB {target.l1d_ways or '?'}-way, "
+        f"L2 {target.l2_bytes // 1024} KiB {target.l2_ways or '?'}-way. "
         f"Sample: up to {args.sample} uniformly drawn configs per workload (seed {args.seed}), "
         f"measured with the `{real_measurer(target)}` measurer; history database `{args.db}`.", "",
         "## Coefficients", "",
+        f"Default: the built-in prior of {coefficients.family} (nothing fitted for this "
+        "family: no shipped or user calibration)." if coefficients.source == "prior" else
         f"Default: {coefficients.source} ({coefficients.family}); fitted on "
         f"{fitted.get('configs', '?')} configs of {len(fitted.get('tasks', []))} calibration "
         "task(s) whose shapes are not in this evaluation (disjoint workloads):", "",

@@ -28,9 +28,10 @@ the ``ways`` slots of one set, chosen by its address modulo ``sets x line`` (4 K
 period all land in the same sets: 16 rows of a 1024-float matrix touch 16 lines of one
 set, more than its ways, and evict each other although the cache is nearly empty. So
 the fit tests above (conditions 1 and the iteration test) compare with the capacity
-what a footprint *needs*: its lines, or, when they crowd into sets that cannot hold them
-(more lines per set than ways), lines x sets / sets touched (``Cache.pressure``). Movements are still counted in lines; the gap of
-condition 2 is still its lines. With one set (ways unknown) this is the paper's model.
+what a footprint *needs*: its lines, or, when they crowd into sets that cannot hold
+them (more lines per set than ways), lines x sets / sets touched (``Cache.pressure``).
+Movements are still counted in lines, and so is the gap of condition 2. With one set
+(ways unknown) this is the paper's model.
 """
 
 from __future__ import annotations
@@ -255,8 +256,7 @@ class Movement:
 @dataclass(frozen=True)
 class Box:
     """The hull of one tensor's accesses as loop variables vary: per dimension its lowest
-    index, its span and how many distinct indices it holds; ``inner`` is the first
-    dimension (from the outermost) whose run of contiguous elements ends the box's rows."""
+    index, its span and how many distinct indices it holds, with the tensor's shape."""
 
     low: tuple[int, ...]
     spans: tuple[int, ...]
@@ -279,6 +279,8 @@ class Box:
         return j, run
 
     def lines(self, line_bytes: int) -> float:
+        """Cache lines the box touches: its rows (the distinct index combinations of the
+        dimensions outside the contiguous run) times the lines of one run."""
         if not self.spans:
             return 1.0
         j, run = self.split
