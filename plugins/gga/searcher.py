@@ -15,6 +15,7 @@ from orchestrator.space import Config
 from plugins.gga.operators import (
     Gene,
     crossover,
+    expertise_values,
     mutate_elite,
     mutate_expertise,
     pick_rank_proportional,
@@ -49,17 +50,28 @@ class GuidedGA:
     A child the space's check rejects keeps its guided gene and is repaired by the
     smallest change of one other knob the check accepts (``history.similarity.repair``).
 
+    The first generation is not all history: after the best ``P - probe`` candidates come
+    ``probe`` expertise mutations of the best one, each on another knob. History of other
+    shapes agrees on the values that suited those shapes (every seed may share a padding
+    or a register tile that is wrong for this one); one probe per knob finds out in the
+    first generation which of them this task wants otherwise.
+
     Options: ``population`` (P, 16), ``elite`` (k, 8), ``crossover_prob`` (0.5: share of
     children made by crossover, the rest by mutation), ``elite_mutation_prob`` (0.5: share
-    of mutations that use an elite gene when there is one), ``omega`` (2, eq. 2).
+    of mutations that use an elite gene when there is one), ``omega`` (2, eq. 2),
+    ``probe`` (8: one-knob variants of the best seed in the first generation; 0 = the
+    paper's first generation of history candidates only).
     """
 
     def __init__(self, population: int = 16, elite: int = 8, crossover_prob: float = 0.5,
-                 elite_mutation_prob: float = 0.5, omega: float = DEFAULT_OMEGA) -> None:
+                 elite_mutation_prob: float = 0.5, omega: float = DEFAULT_OMEGA,
+                 probe: int = 8) -> None:
         if int(population) < 2:
             raise OrchestratorError(f"gga: population must be >= 2, got {population}")
         if int(elite) < 1:
             raise OrchestratorError(f"gga: elite must be >= 1, got {elite}")
+        if not 0 <= int(probe) < int(population):
+            raise OrchestratorError(f"gga: probe must be within [0, population - 1], got {probe}")
         for name, p in (("crossover_prob", crossover_prob),
                         ("elite_mutation_prob", elite_mutation_prob)):
             if not 0.0 <= float(p) <= 1.0:
@@ -69,11 +81,13 @@ class GuidedGA:
         self.crossover_prob = float(crossover_prob)
         self.elite_mutation_prob = float(elite_mutation_prob)
         self.omega = float(omega)
+        self.probe = int(probe)
 
     # -- Searcher protocol -------------------------------------------------------------
     def start(self, context: SearchContext) -> None:
         """Pick the first generation: this task's best earlier results, then history
-        candidates by filtering metric, then samples of the space."""
+        candidates by filtering metric, then one-knob probes of the best of them, then
+        samples of the space."""
         self.space = context.space
         self.rng = random.Random(context.seed)
         self.perf: dict[str, float] = {}
@@ -87,14 +101,19 @@ class GuidedGA:
         known = sorted((k for k in self.perf if self.perf[k] > 0), key=self._rank_key)
         known = known[:self.population_size]
         want = self.population_size - len(known)
+        n_probe = min(self.probe, want - 1) if want > 1 else 0
         scored = rank_history(context.history, self.space, context.target, self.omega) if want else []
-        cands = [c for c, _ in candidate_configs(scored, self.space, want, skip=self.seen)]
+        cands = [c for c, _ in candidate_configs(scored, self.space, want - n_probe,
+                                                 skip=self.seen)]
         self.from_history = len(cands)
         if not cands:
             log.info("gga: no usable history for %s; starting from samples of the space",
                      context.task.label())
         self.seen.update(c.key for c in cands)
-        first = cands + self._fill(want - len(cands), [self.configs[k] for k in known] + cands)
+        best = self.configs[known[0]] if known else cands[0] if cands else None
+        probes = self._probe(best, n_probe) if best is not None else []
+        first = cands + probes
+        first += self._fill(want - len(first), [self.configs[k] for k in known] + cands)
         self.generation: list[str] = known + [c.key for c in first]
         self.pending: list[Config] = first
 
@@ -199,6 +218,24 @@ class GuidedGA:
                     made = mutate_expertise(self.rng, parent, self.space)
             if made is not None:
                 self._accept(*made, out)
+        return out
+
+    def _probe(self, best: Config, count: int) -> list[Config]:
+        """Up to ``count`` expertise mutations of ``best``, each on a knob not yet probed
+        (knobs in random order; a second round of knobs if there are fewer knobs)."""
+        out: list[Config] = []
+        knobs = [k for k in self.space.knobs if expertise_values(k, best[k.name])]
+        for _ in range(2):
+            self.rng.shuffle(knobs)
+            for knob in knobs:
+                if len(out) >= count:
+                    return out
+                values = [v for v in expertise_values(knob, best[knob.name])
+                          if Config.of({**best.to_dict(), knob.name: v}).key not in self.seen]
+                if values:
+                    value = self.rng.choice(values)
+                    self._accept(Config.of({**best.to_dict(), knob.name: value}),
+                                 (knob.name, value), out)
         return out
 
     def _fill(self, count: int, parents: list[Config]) -> list[Config]:

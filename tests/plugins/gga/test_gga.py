@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from history.similarity import candidate_configs, rank_history
+from orchestrator.errors import OrchestratorError
 from orchestrator.space import ChoiceKnob, Config, SplitKnob, divisors
 from orchestrator.testing import SearcherConformance, toy_latency, toy_results, toy_space
 from orchestrator.testing.conformance import TOY_TARGET
@@ -73,12 +76,38 @@ def test_next_population_is_drawn_by_performance_and_keeps_the_best():
 
 def test_first_generation_comes_from_history_by_filtering_metric():
     history = toy_history([*NEAR, *FAR])
-    s = GuidedGA()
+    s = GuidedGA(probe=0)
     s.start(context(history))
     expected = candidate_configs(rank_history(history, toy_space(), TOY_TARGET), toy_space(), 16)
     assert s.from_history == 16
     first = s.propose(8) + s.propose(8)
     assert [c.key for c in first] == [c.key for c, _ in expected]
+
+
+def test_first_generation_probes_each_knob_of_the_best_history_candidate():
+    history = toy_history([*NEAR, *FAR])
+    space = toy_space()
+    s = GuidedGA(probe=3)
+    s.start(context(history))
+    expected = candidate_configs(rank_history(history, space, TOY_TARGET), space, 13)
+    assert s.from_history == 13
+    first = s.propose(16)
+    assert [c.key for c in first[:13]] == [c.key for c, _ in expected]
+    best = first[0]
+    probed = []
+    for probe in first[13:]:
+        name, value = s.genes[probe.key]  # a probe is a guided child: it has its gene
+        assert probe[name] == value and value in expertise_values(space.knob(name), best[name])
+        changed = [k.name for k in space.knobs if probe[k.name] != best[k.name]]
+        assert name in changed and len(changed) <= 2  # the gene, and a repair if needed
+        probed.append(name)
+    assert len(probed) == 3 and len(set(probed)) == 3  # one probe per knob
+    assert len({c.key for c in first}) == 16
+
+
+def test_probe_must_leave_room_for_a_history_candidate():
+    with pytest.raises(OrchestratorError, match="probe"):
+        GuidedGA(population=8, probe=8)
 
 
 def _run(searcher, generations: int, history=None, population: int = 16):
@@ -130,7 +159,7 @@ def test_a_rejected_guided_child_keeps_its_gene_and_one_other_knob_is_repaired()
 
 
 def test_elite_genes_come_from_the_best_seeds_before_any_child_beats_them():
-    s = GuidedGA()
+    s = GuidedGA(probe=0)
     gens = _run(s, 1, toy_history(NEAR))
     assert not s.genes  # the first generation is all history seeds
     s.propose(1)  # breeds generation 2
