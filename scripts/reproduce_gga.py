@@ -328,8 +328,11 @@ def verdicts(res: LayerResult, exp: Experiment) -> list[str]:
                    "(target >= 0.98)")
     a_tl = res.curves["tl"].area(res.reference, exp.budget("tl"))
     a_nf = res.curves["tl-nofilter"].area(res.reference, exp.budget("tl-nofilter"))
-    out.append(f"tl area {a_tl:.3f} vs tl without filter {a_nf:.3f} "
-               f"({'faster' if a_tl > a_nf else 'not faster'} with the filter)")
+    if round(a_tl, 3) == round(a_nf, 3):
+        verdict = "the same to 3 decimals with and without the filter"
+    else:
+        verdict = f"{'faster' if a_tl > a_nf else 'not faster'} with the filter"
+    out.append(f"tl area {a_tl:.3f} vs tl without filter {a_nf:.3f} ({verdict})")
     return out
 
 

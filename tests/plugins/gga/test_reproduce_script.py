@@ -82,3 +82,22 @@ def test_reproduce_script_runs_reports_and_resumes(tmp_path):
     base = HistoryStore.open(exp.db, create=False)
     assert base.count() == before
     base.close()
+
+
+def test_tl_filter_verdict_calls_areas_equal_to_three_decimals_the_same(tmp_path):
+    rg = load_script("reproduce_gga")
+    task = rg.resnet_layers()[0]
+    exp = rg.Experiment(layers=(task,), history_layers=(task,), trials=4, budgets={},
+                        db=tmp_path / "b.db", work=tmp_path, out=tmp_path, target=TOY_TARGET,
+                        plugins=None)  # type: ignore[arg-type]
+
+    def result(tl: tuple[float, ...], nofilter: tuple[float, ...]):
+        flat = rg.Curve((100.0,) * 4, (1.0,) * 4)
+        curves = {"gga": flat, "xgb": flat, "ga": flat, "fallback": flat,
+                  "tl": rg.Curve(tl, (1.0,) * 4), "tl-nofilter": rg.Curve(nofilter, (1.0,) * 4)}
+        return rg.LayerResult(task, 100.0, 1.0, curves)
+
+    same = rg.verdicts(result((98.70, 98.72, 98.74, 98.76), (98.70,) * 4), exp)[-1]
+    assert "0.987 vs tl without filter 0.987 (the same to 3 decimals" in same
+    assert "faster with the filter" in rg.verdicts(result((99.0,) * 4, (90.0,) * 4), exp)[-1]
+    assert "not faster" in rg.verdicts(result((90.0,) * 4, (99.0,) * 4), exp)[-1]
