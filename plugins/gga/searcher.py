@@ -59,17 +59,18 @@ class GuidedGA:
     Options: ``population`` (P, 16), ``elite`` (k, 8), ``crossover_prob`` (0.5: share of
     children made by crossover, the rest by mutation), ``elite_mutation_prob`` (0.5: share
     of mutations that use an elite gene when there is one), ``omega`` (2, eq. 2),
-    ``probe`` (8: one-knob variants of the best seed in the first generation; 0 = the
-    paper's first generation of history candidates only).
+    ``probe`` (P // 2, so 8: one-knob variants of the best seed in the first generation;
+    0 = the paper's first generation of history candidates only).
     """
 
     def __init__(self, population: int = 16, elite: int = 8, crossover_prob: float = 0.5,
                  elite_mutation_prob: float = 0.5, omega: float = DEFAULT_OMEGA,
-                 probe: int = 8) -> None:
+                 probe: int | None = None) -> None:
         if int(population) < 2:
             raise OrchestratorError(f"gga: population must be >= 2, got {population}")
         if int(elite) < 1:
             raise OrchestratorError(f"gga: elite must be >= 1, got {elite}")
+        probe = int(population) // 2 if probe is None else probe
         if not 0 <= int(probe) < int(population):
             raise OrchestratorError(f"gga: probe must be within [0, population - 1], got {probe}")
         for name, p in (("crossover_prob", crossover_prob),

@@ -182,3 +182,8 @@ def test_without_history_the_first_generation_is_sampled_and_search_goes_on():
     assert all(len(g) == 16 for g in gens)
     keys = [c.key for g in gens for c in g]
     assert len(keys) == len(set(keys))
+
+
+def test_probe_defaults_to_half_the_population():
+    assert GuidedGA().probe == 8 and GuidedGA(population=6).probe == 3
+    assert GuidedGA(population=6, probe=0).probe == 0
