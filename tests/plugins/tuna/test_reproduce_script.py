@@ -33,7 +33,7 @@ def test_smoke_run_measures_analyzes_tunes_and_reports(tmp_path):
     # The caches with their ways (or '?' where Linux does not say), and where the
     # coefficients come from: a fit with its data, or the prior.
     assert re.search(r"L1d \d+ KiB (\d+|\?)-way, L2 \d+ KiB (\d+|\?)-way\.", text)
-    assert re.search(r"Default: (the built-in prior of \w+ \(nothing fitted|\S+ \(\w+\); "
+    assert re.search(r"Default: (the built-in prior of \w+ \(nothing fitted|.+? \(\w+\); "
                      r"fitted on \d+ configs)", text)
     assert re.search(r"e2e >= 90% of the sample best \(mean (met|NOT met); [01] of 1 workloads\)",
                      text)
