@@ -8,8 +8,8 @@ ResNet-18 convolutions of the built-in suite (group ``resnet18_conv``).
 2. Each evaluated layer X is then tuned with ``gga``, ``tl``, ``tl`` without filter,
    ``ga`` and ``fallback``, each in its own database seeded with the base history of the
    OTHER layers (so no searcher sees X's measurements by xgb or by another searcher).
-3. A "pruned" X' (odd channel counts C-3 and K-3 that share no factor with the powers of
-   two of the suite) is tuned the same way with the whole base history, and with
+3. A "pruned" X' (odd channel counts near C-3 and K-3 that share no factor with the
+   powers of two of the suite, see :func:`pruned`) is tuned the same way with the whole base history, and with
    ``xgb`` as reference.
 
 Reported per layer: best GFLOPS, trials and wall seconds to reach the 95% mark, the
@@ -155,12 +155,24 @@ def resnet_layers() -> list[Task]:
     return select_tasks(read_suite(), [e["name"] for e in data[GROUP]])
 
 
+def odd_channels(n: int) -> int:
+    """The largest odd composite number <= n - 3 (n itself when n <= 3). Composite, because
+    a prime channel count leaves its split knob one useful factor (512 - 3 = 509 and
+    64 - 3 = 61 are prime: 509 gave a space of 60 valid configs that every searcher
+    measured whole)."""
+    if n <= 3:
+        return n
+    m = n - 3 if (n - 3) % 2 else n - 4
+    while m > 9 and all(m % d for d in range(3, int(m ** 0.5) + 1, 2)):
+        m -= 2
+    return m
+
+
 def pruned(task: Task) -> Task:
-    """``task`` with odd channel counts (C-3 unless C is 3, K-3)."""
+    """``task`` with odd channel counts near C-3 and K-3 (:func:`odd_channels`)."""
     p = dict(task.params)
-    if p["C"] > 3:
-        p["C"] -= 3
-    p["K"] -= 3
+    p["C"] = odd_channels(p["C"])
+    p["K"] = odd_channels(p["K"])
     return Task.create(task.op, p, name=f"{task.name}_pruned")
 
 

@@ -101,3 +101,14 @@ def test_tl_filter_verdict_calls_areas_equal_to_three_decimals_the_same(tmp_path
     assert "0.987 vs tl without filter 0.987 (the same to 3 decimals" in same
     assert "faster with the filter" in rg.verdicts(result((99.0,) * 4, (90.0,) * 4), exp)[-1]
     assert "not faster" in rg.verdicts(result((90.0,) * 4, (99.0,) * 4), exp)[-1]
+
+
+def test_pruned_channels_are_odd_and_composite():
+    rg = load_script("reproduce_gga")
+    assert [rg.odd_channels(n) for n in (3, 64, 128, 256, 512)] == [3, 57, 125, 253, 507]
+    for t in rg.resnet_layers():
+        p = rg.pruned(t).params
+        for key in ("C", "K"):
+            n = p[key]
+            assert n == 3 or (n % 2 and any(n % d == 0 for d in range(3, n, 2)))
+            assert n <= max(t.params[key] - 3, 3)
