@@ -9,8 +9,8 @@ ResNet-18 convolutions of the built-in suite (group ``resnet18_conv``).
    ``ga`` and ``fallback``, each in its own database seeded with the base history of the
    OTHER layers (so no searcher sees X's measurements by xgb or by another searcher).
 3. A "pruned" X' (odd channel counts near C-3 and K-3 that share no factor with the
-   powers of two of the suite, see :func:`pruned`) is tuned the same way with the whole base history, and with
-   ``xgb`` as reference.
+   powers of two of the suite, see :func:`pruned`) is tuned the same way with the whole
+   base history, and with ``xgb`` as reference.
 
 Reported per layer: best GFLOPS, trials and wall seconds to reach the 95% mark, the
 area under the best-so-far curve (mean of best-so-far / xgb best over the budget), the
@@ -51,6 +51,7 @@ from history.store import HistoryStore  # noqa: E402
 from orchestrator.loop import TuneOptions, build_space, tune  # noqa: E402
 from orchestrator.manager import Plugins  # noqa: E402
 from orchestrator.result import MeasureStatus  # noqa: E402
+from orchestrator.space import divisors  # noqa: E402
 from orchestrator.suite import read_suite, select as select_tasks  # noqa: E402
 from orchestrator.target import TargetInfo  # noqa: E402
 from orchestrator.task import Task  # noqa: E402
@@ -163,7 +164,7 @@ def odd_channels(n: int) -> int:
     if n <= 3:
         return n
     m = n - 3 if (n - 3) % 2 else n - 4
-    while m > 9 and all(m % d for d in range(3, int(m ** 0.5) + 1, 2)):
+    while m > 9 and len(divisors(m)) == 2:
         m -= 2
     return m
 

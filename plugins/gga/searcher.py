@@ -70,8 +70,8 @@ class GuidedGA:
             raise OrchestratorError(f"gga: population must be >= 2, got {population}")
         if int(elite) < 1:
             raise OrchestratorError(f"gga: elite must be >= 1, got {elite}")
-        probe = int(population) // 2 if probe is None else probe
-        if not 0 <= int(probe) < int(population):
+        probe = int(population) // 2 if probe is None else int(probe)
+        if not 0 <= probe < int(population):
             raise OrchestratorError(f"gga: probe must be within [0, population - 1], got {probe}")
         for name, p in (("crossover_prob", crossover_prob),
                         ("elite_mutation_prob", elite_mutation_prob)):
@@ -82,7 +82,7 @@ class GuidedGA:
         self.crossover_prob = float(crossover_prob)
         self.elite_mutation_prob = float(elite_mutation_prob)
         self.omega = float(omega)
-        self.probe = int(probe)
+        self.probe = probe
 
     # -- Searcher protocol -------------------------------------------------------------
     def start(self, context: SearchContext) -> None:
@@ -225,18 +225,19 @@ class GuidedGA:
         """Up to ``count`` expertise mutations of ``best``, each on a knob not yet probed
         (knobs in random order; a second round of knobs if there are fewer knobs)."""
         out: list[Config] = []
-        knobs = [k for k in self.space.knobs if expertise_values(k, best[k.name])]
+        options = {k.name: expertise_values(k, best[k.name]) for k in self.space.knobs}
+        names = [name for name, values in options.items() if values]
         for _ in range(2):
-            self.rng.shuffle(knobs)
-            for knob in knobs:
+            self.rng.shuffle(names)
+            for name in names:
                 if len(out) >= count:
                     return out
-                values = [v for v in expertise_values(knob, best[knob.name])
-                          if Config.of({**best.to_dict(), knob.name: v}).key not in self.seen]
-                if values:
-                    value = self.rng.choice(values)
-                    self._accept(Config.of({**best.to_dict(), knob.name: value}),
-                                 (knob.name, value), out)
+                fresh = [(child, value) for value in options[name]
+                         if (child := Config.of({**best.to_dict(), name: value})).key
+                         not in self.seen]
+                if fresh:
+                    child, value = self.rng.choice(fresh)
+                    self._accept(child, (name, value), out)
         return out
 
     def _fill(self, count: int, parents: list[Config]) -> list[Config]:

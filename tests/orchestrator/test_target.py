@@ -11,11 +11,10 @@ from orchestrator.testing.conformance import TOY_TARGET
 def _index(base, n: int, level: int, kind: str, size: str, ways: str | None) -> None:
     d = base / f"index{n}"
     d.mkdir()
-    (d / "level").write_text(f"{level}\n")
-    (d / "type").write_text(f"{kind}\n")
-    (d / "size").write_text(f"{size}\n")
-    if ways is not None:
-        (d / "ways_of_associativity").write_text(f"{ways}\n")
+    files = {"level": level, "type": kind, "size": size, "ways_of_associativity": ways}
+    for name, value in files.items():
+        if value is not None:
+            (d / name).write_text(str(value) + "\n")
 
 
 def test_cache_sizes_and_ways_come_from_sysfs(tmp_path, monkeypatch):
