@@ -24,6 +24,7 @@ times relative to the run's start, so an interrupted and resumed run includes th
     python scripts/reproduce_gga.py --smoke                      # minutes: CI smoke test
     python scripts/reproduce_gga.py --layers r18_l2,r18_l3 --trials 48 --db runs/gga/base.db
     python scripts/reproduce_gga.py --trials 500 --db runs/gga/base.db   # many hours
+    python scripts/reproduce_gga.py --history-only --trials 500 --db runs/gga/base.db  # step 1
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from orchestrator.space import divisors  # noqa: E402
 from orchestrator.suite import read_suite, select as select_tasks  # noqa: E402
 from orchestrator.target import TargetInfo  # noqa: E402
 from orchestrator.task import Task  # noqa: E402
+from plugins.history_search.auto import DEFAULT_THRESHOLD  # noqa: E402
 
 GROUP = "resnet18_conv"
 REFERENCE = "xgb"
@@ -218,14 +220,16 @@ def run(exp: Experiment, task: Task, variant: Variant, db: HistoryStore | Path) 
             store.close()
 
 
-def run_all(exp: Experiment) -> None:
-    """Steps 1 to 3 of the module docstring."""
+def run_all(exp: Experiment, history_only: bool = False) -> None:
+    """Steps 1 to 3 of the module docstring (step 1 alone with ``history_only``)."""
     exp.db.parent.mkdir(parents=True, exist_ok=True)
     base = HistoryStore.open(exp.db)
     try:
         exp.log(f"xgb history and reference runs -> {exp.db}")
         for task in dict.fromkeys([*exp.history_layers, *exp.layers]):
             run(exp, task, XGB, base)
+        if history_only:
+            return
         for task in exp.layers:
             others = [t for t in exp.history_layers if t.key != task.key]
             exp.log(f"leave-one-out {task.name}: history of {len(others)} other layers")
@@ -332,7 +336,8 @@ def verdicts(res: LayerResult, exp: Experiment) -> list[str]:
     _, gga_s = res.curves["gga"].reach(mark)
     _, xgb_s = res.curves["xgb"].reach(mark)
     _, ga_s = res.curves["ga"].reach(mark)
-    out = [f"match score {res.match:.3f} (auto would run {'gga' if res.match >= 0.75 else 'tl'})"]
+    out = [f"match score {res.match:.3f} "
+           f"(auto would run {'gga' if res.match >= DEFAULT_THRESHOLD else 'tl'})"]
     out.append(f"gga time to {MARK:.0%} of xgb best: {_fmt(gga_s)} s; xgb {_fmt(xgb_s)} s "
                f"(speed-up {_ratio(xgb_s, gga_s)}, target >= 5x); ga {_fmt(ga_s)} s "
                f"(speed-up {_ratio(ga_s, gga_s)}, target >= 3x)")
@@ -347,6 +352,84 @@ def verdicts(res: LayerResult, exp: Experiment) -> list[str]:
         verdict = f"{'faster' if a_tl > a_nf else 'not faster'} with the filter"
     out.append(f"tl area {a_tl:.3f} vs tl without filter {a_nf:.3f} ({verdict})")
     return out
+
+
+# Relative difference of seconds to the mark under which gga and tl count as equally fast
+# (both often cross it at trial 1, a few tenths of a second apart)
+TIE = 0.1
+
+
+@dataclass(frozen=True)
+class AutoOutcome:
+    """Which of the two flows ``auto`` chooses between did better on one layer."""
+
+    name: str
+    match: float
+    faster: str | None  # "gga", "tl", or None when they cannot be told apart
+    why: str
+
+
+def auto_outcome(res: LayerResult) -> AutoOutcome:
+    """gga against tl (with filter, as ``auto`` runs it): the one that reached the mark
+    in fewer wall seconds (a tie within ``TIE``); if neither did, the higher best after
+    as many trials as the shorter run has."""
+    gga, tl = res.curves["gga"], res.curves["tl"]
+    mark = MARK * res.reference
+    (_, g_s), (_, t_s) = gga.reach(mark), tl.reach(mark)
+    if g_s is not None or t_s is not None:
+        if g_s is not None and t_s is not None and abs(g_s - t_s) <= TIE * max(g_s, t_s):
+            faster = None
+        else:
+            faster = "gga" if t_s is None or (g_s is not None and g_s < t_s) else "tl"
+        return AutoOutcome(res.task.name, res.match, faster,
+                           f"seconds to the mark: gga {_fmt(g_s)}, tl {_fmt(t_s)}")
+    n = min(len(gga.best), len(tl.best))
+    if n == 0:
+        return AutoOutcome(res.task.name, res.match, None, "not measured")
+    g, t = gga.best[n - 1], tl.best[n - 1]
+    faster = "gga" if g > t else "tl" if t > g else None
+    return AutoOutcome(res.task.name, res.match, faster,
+                       f"neither reached the mark; best after {n} trials: gga {g:.1f}, tl {t:.1f}")
+
+
+def threshold_fit(outcomes: Sequence[AutoOutcome]) -> tuple[int, list[tuple[float, float]]]:
+    """The most layers on which ``auto`` (gga iff match >= threshold) picks the faster
+    flow, and the threshold intervals (low, high] that achieve it (``low`` = -inf below
+    every match score, ``high`` = inf above: never gga)."""
+    decided = [o for o in outcomes if o.faster]
+    if not decided:
+        return 0, []
+    cuts = sorted({o.match for o in decided})
+    lows = [float("-inf"), *cuts]
+    highs = [*cuts, float("inf")]
+    scores = [sum((o.match >= high) == (o.faster == "gga") for o in decided) for high in highs]
+    best = max(scores)
+    return best, [(lo, hi) for lo, hi, sc in zip(lows, highs, scores) if sc == best]
+
+
+def auto_section(outcomes: Sequence[AutoOutcome]) -> list[str]:
+    """The report's check of the ``auto`` threshold against measured outcomes."""
+    lines = ["", f"Auto dispatcher against these outcomes (default threshold {DEFAULT_THRESHOLD}; "
+             "gga when the best match score reaches it, else tl):", "",
+             "| layer | match | faster | auto picks | right | |", "|---|---|---|---|---|---|"]
+    for o in outcomes:
+        pick = "gga" if o.match >= DEFAULT_THRESHOLD else "tl"
+        right = "-" if o.faster is None else "yes" if pick == o.faster else "no"
+        lines.append(f"| {o.name} | {o.match:.3f} | {o.faster or 'tie'} | {pick} | {right} | {o.why} |")
+    decided = [o for o in outcomes if o.faster]
+    if decided:
+        at_default = sum((o.match >= DEFAULT_THRESHOLD) == (o.faster == "gga") for o in decided)
+        best, spans = threshold_fit(outcomes)
+
+        def span(lo: float, hi: float) -> str:
+            return ("above every match score (always tl)" if hi == float("inf") else
+                    f"<= {hi:.3f} (always gga)" if lo == float("-inf") else
+                    f"in ({lo:.3f}, {hi:.3f}]")
+
+        lines += ["", f"The default picks the faster flow on {at_default} of {len(decided)} "
+                  f"layers; the best any threshold does here is {best} of {len(decided)}, "
+                  f"with a threshold {' or '.join(span(lo, hi) for lo, hi in spans)}."]
+    return lines
 
 
 def plot(res: LayerResult, path: Path) -> None:
@@ -398,6 +481,7 @@ def report(exp: Experiment, header: str, command: str) -> Path:
     if periods:
         lines[4:4] = [f"Measured from {min(p[0] for p in periods)} to "
                       f"{max(p[1] for p in periods)} UTC.", ""]
+    lines += auto_section([auto_outcome(r) for r in layer_results])
     lines += ["", "Per layer:", "", *notes, ""]
     path = exp.out / "gga-report.md"
     path.write_text("\n".join(lines))
@@ -442,6 +526,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--no-pruned", action="store_true", help="skip the pruned variants")
     ap.add_argument("--report-only", action="store_true", help="report what the databases hold")
+    ap.add_argument("--history-only", action="store_true",
+                    help="only step 1: the xgb runs of every layer involved, no report "
+                         "(to split a long experiment: history first, then layer by layer)")
     ap.add_argument("--smoke", action="store_true",
                     help="CI smoke test: layer r18_l4ds with r18_l3ds as history, 8 trials each")
     args = ap.parse_args(argv)
@@ -482,6 +569,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         measurer_options=_options(args.measurer_opt),
         searcher_options=searcher_options, seed=args.seed,
         batch_size=args.batch_size, pruned=not args.no_pruned)
+    if args.history_only:
+        if args.report_only:
+            ap.error("--history-only measures and --report-only does not: give one of them")
+        run_all(exp, history_only=True)
+        print(f"xgb history of {len(dict.fromkeys([*history, *layers]))} layer(s) in {db}")
+        return 0
     if not args.report_only:
         run_all(exp)
     command = "python scripts/reproduce_gga.py " + " ".join(

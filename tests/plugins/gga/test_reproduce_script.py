@@ -3,6 +3,7 @@ leave-one-out databases, pruned variants, curves, report and plots, and resumpti
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from history.store import HistoryStore
@@ -84,6 +85,26 @@ def test_reproduce_script_runs_reports_and_resumes(tmp_path):
     base.close()
 
 
+def test_history_only_runs_xgb_on_every_layer_and_nothing_else(tmp_path):
+    rg = load_script("reproduce_gga")
+    layers = {t.name: t for t in rg.resnet_layers()}
+    exp = rg.Experiment(
+        layers=(layers["r18_l4ds"],), history_layers=(layers["r18_l3ds"],),
+        trials=8, budgets={"xgb": 6}, db=tmp_path / "base.db", work=tmp_path / "runs",
+        out=tmp_path / "out", target=TOY_TARGET,
+        plugins=load_plugins(extra=[("conv-toy", ConvToy())], autoload=False),
+        measurer="conv-synthetic", space_generator="conv-toy",
+        searcher_options=rg.SMOKE_OPTIONS, log=lambda _: None)
+    rg.run_all(exp, history_only=True)
+    store = HistoryStore.open(exp.db, create=False)
+    assert sorted(t.name for _, t in store.tasks()) == ["r18_l3ds", "r18_l4ds"]
+    assert store.count() == 12  # 6 xgb trials of each layer
+    store.close()
+    assert not exp.work.exists() and not exp.out.exists()
+    # the later full run resumes those xgb runs: nothing of them is measured again
+    assert len(rg.layer_result(exp, layers["r18_l4ds"], False).curves["xgb"].best) == 6
+
+
 def test_tl_filter_verdict_calls_areas_equal_to_three_decimals_the_same(tmp_path):
     rg = load_script("reproduce_gga")
     task = rg.resnet_layers()[0]
@@ -112,3 +133,34 @@ def test_pruned_channels_are_odd_and_composite():
             n = p[key]
             assert n == 3 or (n % 2 and any(n % d == 0 for d in range(3, n, 2)))
             assert n <= max(t.params[key] - 3, 3)
+
+
+def test_auto_section_checks_the_threshold_against_which_flow_was_faster(tmp_path):
+    rg = load_script("reproduce_gga")
+    task = rg.resnet_layers()[0]
+
+    def result(name: str, match: float, gga: tuple[float, ...], tl: tuple[float, ...]):
+        secs = tuple(float(i + 1) for i in range(4))
+        curves = {"gga": rg.Curve(gga, secs), "tl": rg.Curve(tl, secs)}
+        return rg.LayerResult(dataclasses.replace(task, name=name), 100.0, match, curves)
+
+    reached_first = rg.auto_outcome(result("a", 0.98, (90, 96, 96, 96), (90, 90, 95, 99)))
+    assert reached_first.faster == "gga" and "gga 2.0, tl 3.0" in reached_first.why
+    neither = rg.auto_outcome(result("b", 0.55, (80, 80, 80), (70, 85, 90, 94)))
+    assert neither.faster == "tl" and "after 3 trials: gga 80.0, tl 90.0" in neither.why
+    tie = rg.auto_outcome(result("c", 0.60, (96,) * 4, (96,) * 4))
+    assert tie.faster is None
+    close = rg.LayerResult(dataclasses.replace(task, name="e"), 100.0, 1.0,
+                           {"gga": rg.Curve((96.0,), (4.9,)), "tl": rg.Curve((96.0,), (4.8,))})
+    assert rg.auto_outcome(close).faster is None  # 2% apart: as fast
+    wrong = rg.AutoOutcome("d", 0.57, "gga", "")
+    outcomes = [reached_first, neither, tie, wrong]
+    best, spans = rg.threshold_fit(outcomes)
+    # gga iff match >= t: any t in (0.55, 0.57] gets all three decided layers right
+    assert best == 3 and spans == [(0.55, 0.57)]
+    text = "\n".join(rg.auto_section(outcomes))
+    assert "| b | 0.550 | tl | tl | yes |" in text and "| c | 0.600 | tie | tl | - |" in text
+    assert "| d | 0.570 | gga | tl | no |" in text
+    assert "default picks the faster flow on 2 of 3 layers" in text
+    assert "3 of 3, with a threshold in (0.550, 0.570]" in text
+    assert rg.threshold_fit([tie]) == (0, [])
