@@ -1,8 +1,10 @@
 """On-disk JSON-lines cache of feature vectors, one file per (task, target, template).
 
 The file name hashes the task key, the target key, the schedule function with a
-fingerprint of its package's source, the TVM version and the feature version: a
-config's features are reused only when all of them are unchanged. Each line holds one
+fingerprint of its package's source, a fingerprint of this analyzer's source, the TVM
+version and the feature version: a config's features are reused only when all of them
+are unchanged (a fix to the counting keeps the feature version, and so the fitted
+coefficients, but not the cached counts). Each line holds one
 config key and either its features or the deterministic failure (invalid config,
 build error) it produced; lines are appended (O_APPEND), so several processes may
 share a file.
@@ -68,6 +70,11 @@ def template_fingerprint(schedule_fn: str) -> str:
     return _FINGERPRINTS[schedule_fn]
 
 
+def analyzer_fingerprint() -> str:
+    """A hash of the source of this package (the static analyzer that computes features)."""
+    return template_fingerprint(f"{__name__.rpartition('.')[0]}.features:analyze")
+
+
 def tvm_version() -> str:
     """The installed apache-tvm version (part of every cache key)."""
     try:
@@ -81,7 +88,7 @@ def tvm_version() -> str:
 def cache_key(space: Space, target: TargetInfo) -> dict[str, Any]:
     return {"task": space.task.key, "target": target.key, "schedule_fn": space.schedule_fn,
             "template": template_fingerprint(space.schedule_fn), "tvm": tvm_version(),
-            "features": FEATURE_VERSION,
+            "features": FEATURE_VERSION, "analyzer": analyzer_fingerprint(),
             # The data-movement features depend on the caches, which the TVM target
             # (mcpu, cores) does not pin down.
             "caches": [target.l1d_bytes, target.l1d_ways, target.l2_bytes, target.l2_ways]}

@@ -137,13 +137,44 @@ def map_loops(functions: Sequence[Function], tir_loops: Sequence[TirLoop],
         def inner_count(loop: Loop) -> int:
             return sum(1 for other in loops if loop.contains(other))
 
+        def shape(loop: Loop) -> tuple[int, int, int | None, tuple[int | None, ...]]:
+            inside = sorted((lp for lp in loops if loop.contains(lp) and lp is not loop),
+                            key=lambda lp: min(lp.body))
+            return (len(loop.body), len(inside), loop.trip, tuple(lp.trip for lp in inside))
+
+        def copies(level: list[Loop], i: int) -> int:
+            """How many loops from ``level[i]`` on are alike (LLVM's copies of one loop)."""
+            n = 1
+            while i + n < len(level) and shape(level[i + n]) == shape(level[i]):
+                n += 1
+            return n
+
         def match(level: list[Loop], cands: list[TirLoop]) -> None:
             next_index = 0
-            for loop in level:
+            prev: tuple[Loop, int] | None = None  # the last sibling matched, and its TIR loop
+            for i, loop in enumerate(level):
                 inner = inner_count(loop)
                 hits = [j for j in range(next_index, len(cands))
                         if pattern_match(cands[j], loop.trip, inner)]
                 roomy = [j for j in hits if cands[j].descendants >= inner]
+                if prev is not None and not hits and shape(prev[0]) == shape(loop):
+                    # A copy of the sibling before it: LLVM unrolled a loop around both.
+                    j_copy = prev[1]
+                    tir_copy = cands[j_copy]
+                    mapped[loop] = MappedLoop(function.name, loop.header, loop.trip,
+                                              tir_copy.index, tir_copy.extent,
+                                              _effective_trip(loop, tir_copy, cores))
+                    match(children.get(loop, []),
+                          cands[j_copy + 1:j_copy + 1 + tir_copy.descendants])
+                    continue
+                if (roomy and loop.trip is None and cands[roomy[0]].extent is not None
+                        and cands[roomy[0]].extent == copies(level, i)
+                        and roomy[0] + 1 < len(cands)
+                        and cands[roomy[0] + 1].parent == cands[roomy[0]].index
+                        and cands[roomy[0] + 1].descendants >= inner):
+                    # As many alike loops as the TIR loop's extent: LLVM unrolled that
+                    # loop completely, and these are copies of the loop inside it.
+                    roomy = [roomy[0] + 1]
                 if roomy:
                     j: int | None = roomy[0]
                 elif hits:
@@ -170,6 +201,7 @@ def map_loops(functions: Sequence[Function], tir_loops: Sequence[TirLoop],
                     assert j is not None
                     inside = cands[j + 1:j + 1 + tir.descendants]
                     next_index = j + 1 + tir.descendants
+                    prev = (loop, j)
                 mapped[loop] = MappedLoop(function.name, loop.header, loop.trip,
                                           tir.index if tir else None,
                                           tir.extent if tir else None,

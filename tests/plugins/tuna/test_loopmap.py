@@ -62,3 +62,31 @@ def test_matching_follows_the_nest(znver4_kernel):
             for inner, mi in mapped.items():
                 if loop.contains(inner) and mi.tir_index is not None and mi.tir_index != tir.index:
                     assert tir.index < mi.tir_index <= tir.index + tir.descendants
+
+
+def test_copies_of_a_loop_llvm_unrolled_around_count_in_full():
+    """r18_l2ds with tile_f [1, 2, 2, 32]: LLVM unrolls ff_1 (extent 2) completely,
+    leaving two alike copies of the yy_1 nest whose trip counts the code hides. Matching
+    the first copy with ff_1, and the second one's loops with nothing, counted 64% of
+    the FMAs, so the model ranked this config (7.6x slower than the best) first."""
+    import dataclasses
+
+    from orchestrator.loop import TuneOptions, build_space
+    from orchestrator.manager import load_plugins
+    from orchestrator.space import Config
+    from orchestrator.suite import read_suite, select
+    from plugins.tuna.features import analyze
+    from tests.plugins.tuna.helpers import ZNVER4
+
+    target = dataclasses.replace(ZNVER4, cores=2, tvm=(
+        ("kind", "llvm"), ("mcpu", "znver4"), ("mtriple", "x86_64-linux-gnu"), ("num-cores", 2)))
+    task = select(read_suite(), ["r18_l2ds"])[0]
+    _, space = build_space(load_plugins(), task, target, TuneOptions(space_generator="cpu"))
+    cfg = Config.of({"acc_at": "inner", "pad": "inline", "rs_at": "inner", "tile_c": [32, 2],
+                     "tile_f": [1, 2, 2, 32], "tile_x": [4, 7, 1, 1], "tile_y": [1, 7, 1, 4],
+                     "unroll": 64, "vec": "k"})
+    features = analyze(space.schedule_fn, task, cfg, target)
+    macs = 64 * 28 * 28 * 128  # C x OH x OW x K
+    # per thread (2 cores, 4 parallel iterations), two 16-lane zmm FMAs per 32 lanes
+    assert features["fma"] == macs / 16 / 2
+    assert features.matched_loops == features.asm_loops == 11
