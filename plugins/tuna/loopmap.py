@@ -6,7 +6,8 @@ the assembly loops, each is matched to the next TIR loop with the same iteration
 (PATTERN-MATCH-LOOP): equal to the trip count read from the code, or a multiple of it
 when LLVM unrolled the loop by that factor; a loop whose count the code hides matches
 on nesting alone. TIR loops that LLVM unrolled completely have no assembly loop and
-are skipped. Outlined parallel bodies (``.L__tvm_parallel_lambda*``) are matched with
+are skipped; the loops inside them then appear as alike sibling copies (as many as the
+unrolled loop's extent), each matched with the same TIR loop and counted in full. Outlined parallel bodies (``.L__tvm_parallel_lambda*``) are matched with
 the parallel loop they came from.
 
 A block runs (its reach x the product of the trip counts of the loops around it)
