@@ -56,7 +56,7 @@ from orchestrator.space import divisors  # noqa: E402
 from orchestrator.suite import read_suite, select as select_tasks  # noqa: E402
 from orchestrator.target import TargetInfo  # noqa: E402
 from orchestrator.task import Task  # noqa: E402
-from plugins.history_search.auto import DEFAULT_THRESHOLD  # noqa: E402
+from plugins.history_search.auto import DEFAULT_THRESHOLD, chosen_flow  # noqa: E402
 
 GROUP = "resnet18_conv"
 REFERENCE = "xgb"
@@ -336,8 +336,7 @@ def verdicts(res: LayerResult, exp: Experiment) -> list[str]:
     _, gga_s = res.curves["gga"].reach(mark)
     _, xgb_s = res.curves["xgb"].reach(mark)
     _, ga_s = res.curves["ga"].reach(mark)
-    out = [f"match score {res.match:.3f} "
-           f"(auto would run {'gga' if res.match >= DEFAULT_THRESHOLD else 'tl'})"]
+    out = [f"match score {res.match:.3f} (auto would run {chosen_flow(res.match)})"]
     out.append(f"gga time to {MARK:.0%} of xgb best: {_fmt(gga_s)} s; xgb {_fmt(xgb_s)} s "
                f"(speed-up {_ratio(xgb_s, gga_s)}, target >= 5x); ga {_fmt(ga_s)} s "
                f"(speed-up {_ratio(ga_s, gga_s)}, target >= 3x)")
@@ -392,6 +391,11 @@ def auto_outcome(res: LayerResult) -> AutoOutcome:
                        f"neither reached the mark; best after {n} trials: gga {g:.1f}, tl {t:.1f}")
 
 
+def picked_right(outcomes: Sequence[AutoOutcome], threshold: float) -> int:
+    """On how many of ``outcomes`` ``auto`` with ``threshold`` runs the faster flow."""
+    return sum(chosen_flow(o.match, threshold) == o.faster for o in outcomes)
+
+
 def threshold_fit(outcomes: Sequence[AutoOutcome]) -> tuple[int, list[tuple[float, float]]]:
     """The most layers on which ``auto`` (gga iff match >= threshold) picks the faster
     flow, and the threshold intervals (low, high] that achieve it (``low`` = -inf below
@@ -402,7 +406,7 @@ def threshold_fit(outcomes: Sequence[AutoOutcome]) -> tuple[int, list[tuple[floa
     cuts = sorted({o.match for o in decided})
     lows = [float("-inf"), *cuts]
     highs = [*cuts, float("inf")]
-    scores = [sum((o.match >= high) == (o.faster == "gga") for o in decided) for high in highs]
+    scores = [picked_right(decided, high) for high in highs]
     best = max(scores)
     return best, [(lo, hi) for lo, hi, sc in zip(lows, highs, scores) if sc == best]
 
@@ -413,12 +417,12 @@ def auto_section(outcomes: Sequence[AutoOutcome]) -> list[str]:
              "gga when the best match score reaches it, else tl):", "",
              "| layer | match | faster | auto picks | right | |", "|---|---|---|---|---|---|"]
     for o in outcomes:
-        pick = "gga" if o.match >= DEFAULT_THRESHOLD else "tl"
+        pick = chosen_flow(o.match)
         right = "-" if o.faster is None else "yes" if pick == o.faster else "no"
         lines.append(f"| {o.name} | {o.match:.3f} | {o.faster or 'tie'} | {pick} | {right} | {o.why} |")
     decided = [o for o in outcomes if o.faster]
     if decided:
-        at_default = sum((o.match >= DEFAULT_THRESHOLD) == (o.faster == "gga") for o in decided)
+        at_default = picked_right(decided, DEFAULT_THRESHOLD)
         best, spans = threshold_fit(outcomes)
 
         def span(lo: float, hi: float) -> str:

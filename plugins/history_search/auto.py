@@ -24,6 +24,11 @@ log = logging.getLogger(__name__)
 DEFAULT_THRESHOLD = 0.75
 
 
+def chosen_flow(match: float, threshold: float = DEFAULT_THRESHOLD) -> str:
+    """The searcher ``auto`` runs for a task whose best match score is ``match``."""
+    return "gga" if match >= threshold else "tl"
+
+
 class AutoSearch:
     """Runs ``gga`` if the best match score of the task against history (eq. 1, any
     other task of the same operator; 1 when this task has results of its own) reaches
@@ -44,7 +49,7 @@ class AutoSearch:
         """Score the history, choose the flow and start it."""
         own = any(r.ok for r in context.prior)
         self.match = 1.0 if own else best_match_score(context.history, context.space, context.target)
-        self.chosen = "gga" if self.match >= self.threshold else "tl"
+        self.chosen = chosen_flow(self.match, self.threshold)
         self.delegate: Any = (GuidedGA(**self.gga_options) if self.chosen == "gga"
                               else TransferSearcher(**self.tl_options))
         log.info("auto: best match score %.3f (threshold %.3f): %s for %s", self.match,

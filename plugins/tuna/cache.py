@@ -4,10 +4,9 @@ The file name hashes the task key, the target key, the schedule function with a
 fingerprint of its package's source, a fingerprint of this analyzer's source, the TVM
 version and the feature version: a config's features are reused only when all of them
 are unchanged (a fix to the counting keeps the feature version, and so the fitted
-coefficients, but not the cached counts). Each line holds one
-config key and either its features or the deterministic failure (invalid config,
-build error) it produced; lines are appended (O_APPEND), so several processes may
-share a file.
+coefficients, but not the cached counts). Each line holds one config key and either its
+features or the deterministic failure (invalid config, build error) it produced; lines
+are appended (O_APPEND), so several processes may share a file.
 """
 
 from __future__ import annotations

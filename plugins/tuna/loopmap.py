@@ -7,8 +7,9 @@ the assembly loops, each is matched to the next TIR loop with the same iteration
 when LLVM unrolled the loop by that factor; a loop whose count the code hides matches
 on nesting alone. TIR loops that LLVM unrolled completely have no assembly loop and
 are skipped; the loops inside them then appear as alike sibling copies (as many as the
-unrolled loop's extent), each matched with the same TIR loop and counted in full. Outlined parallel bodies (``.L__tvm_parallel_lambda*``) are matched with
-the parallel loop they came from.
+unrolled loop's extent), each matched with the same TIR loop and counted in full.
+Outlined parallel bodies (``.L__tvm_parallel_lambda*``) are matched with the parallel
+loop they came from.
 
 A block runs (its reach x the product of the trip counts of the loops around it)
 times, where the reach is the chance a pass executes it (branches inside a loop split
@@ -138,10 +139,11 @@ def map_loops(functions: Sequence[Function], tir_loops: Sequence[TirLoop],
         def inner_count(loop: Loop) -> int:
             return sum(1 for other in loops if loop.contains(other))
 
-        def shape(loop: Loop) -> tuple[int, int, int | None, tuple[int | None, ...]]:
-            inside = sorted((lp for lp in loops if loop.contains(lp) and lp is not loop),
-                            key=lambda lp: min(lp.body))
-            return (len(loop.body), len(inside), loop.trip, tuple(lp.trip for lp in inside))
+        def shape(loop: Loop) -> tuple[int, int | None, tuple[int | None, ...]]:
+            """What LLVM's copies of one loop share: size, trip count, and the trip
+            counts of the loops inside, in code order."""
+            inside = sorted((lp for lp in loops if loop.contains(lp)), key=lambda lp: min(lp.body))
+            return (len(loop.body), loop.trip, tuple(lp.trip for lp in inside))
 
         def copies(level: list[Loop], i: int) -> int:
             """How many loops from ``level[i]`` on are alike (LLVM's copies of one loop)."""
@@ -158,24 +160,14 @@ def map_loops(functions: Sequence[Function], tir_loops: Sequence[TirLoop],
                 hits = [j for j in range(next_index, len(cands))
                         if pattern_match(cands[j], loop.trip, inner)]
                 roomy = [j for j in hits if cands[j].descendants >= inner]
-                if prev is not None and not hits and shape(prev[0]) == shape(loop):
-                    # A copy of the sibling before it: LLVM unrolled a loop around both.
-                    j_copy = prev[1]
-                    tir_copy = cands[j_copy]
-                    mapped[loop] = MappedLoop(function.name, loop.header, loop.trip,
-                                              tir_copy.index, tir_copy.extent,
-                                              _effective_trip(loop, tir_copy, cores))
-                    match(children.get(loop, []),
-                          cands[j_copy + 1:j_copy + 1 + tir_copy.descendants])
-                    continue
-                if (roomy and loop.trip is None and cands[roomy[0]].extent is not None
-                        and cands[roomy[0]].extent == copies(level, i)
-                        and roomy[0] + 1 < len(cands)
-                        and cands[roomy[0] + 1].parent == cands[roomy[0]].index
-                        and cands[roomy[0] + 1].descendants >= inner):
-                    # As many alike loops as the TIR loop's extent: LLVM unrolled that
-                    # loop completely, and these are copies of the loop inside it.
-                    roomy = [roomy[0] + 1]
+                if roomy and loop.trip is None:
+                    outer, first = cands[roomy[0]], roomy[0] + 1
+                    if (outer.extent is not None and outer.extent == copies(level, i)
+                            and first < len(cands) and cands[first].parent == outer.index
+                            and cands[first].descendants >= inner):
+                        # As many alike loops as the TIR loop's extent: LLVM unrolled that
+                        # loop completely, and these are copies of the loop inside it.
+                        roomy = [first]
                 if roomy:
                     j: int | None = roomy[0]
                 elif hits:
@@ -192,7 +184,12 @@ def map_loops(functions: Sequence[Function], tir_loops: Sequence[TirLoop],
                 else:
                     j = None
                 tir: TirLoop | None = cands[j] if j is not None else None
-                if tir is None:
+                if tir is None and prev is not None and shape(prev[0]) == shape(loop):
+                    # A copy of the sibling before it (LLVM unrolled a loop around both):
+                    # the same TIR loop, and the same loops inside.
+                    tir = cands[prev[1]]
+                    inside = cands[prev[1] + 1:prev[1] + 1 + tir.descendants]
+                elif tir is None:
                     # A copy of a loop already matched (LLVM unrolled the loop around it).
                     back = [k for k in range(next_index - 1, -1, -1)
                             if pattern_match(cands[k], loop.trip, inner)]
