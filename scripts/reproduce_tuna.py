@@ -61,7 +61,7 @@ from plugins.tuna.arch import family  # noqa: E402
 from plugins.tuna.calibrate import NOT_MEASURED, Sample, evaluate, fit, samples_for  # noqa: E402
 from plugins.tuna.coefficients import Coefficients, load, prior  # noqa: E402
 from plugins.tuna.engine import FeatureEngine  # noqa: E402
-from plugins.tuna.features import Features  # noqa: E402
+from plugins.tuna.features import OPT_LEVELS, Features  # noqa: E402
 from plugins.tuna.metrics import spearman, top_k_ratio  # noqa: E402
 
 DEFAULT_WORKLOADS = ("r18_l2a", "r18_l2ds", "r18_l3", "r18_l4", "bert_qkv", "bert_ffn1",
@@ -356,6 +356,8 @@ def static_search(store: HistoryStore, plugins: Any, task: Task, target: TargetI
     options: dict[str, Any] = {"cache_dir": str(tmp / "features")}
     if args.coefficients:
         options["coefficients"] = args.coefficients
+    if args.opt_level is not None:
+        options["opt_level"] = args.opt_level
     try:
         t0 = time.perf_counter()
         summary = tune(task, target=target, db=static_db, plugins=plugins, measurer="static",
@@ -389,6 +391,7 @@ def static_search(store: HistoryStore, plugins: Any, task: Task, target: TargetI
         cost_model="tuna", seed=args.seed, max_trials=VERIFY_TOP, max_seconds=None,
         space_size=summary.run.space.size)
     store.record(run_id=run_id, task_id=task_id, target_id=target_id, results=real)
+    store.update_run(run_id, status="finished", stop_reason="trials")
     if again:
         again_key = reference_run_key(task, target)
         again_id = store.find_run(again_key) or store.start_run(
@@ -401,15 +404,18 @@ def static_search(store: HistoryStore, plugins: Any, task: Task, target: TargetI
         both = {id(r) for r in found}
         store.record(run_id=again_id, task_id=task_id, target_id=target_id,
                      results=found + [r for r in again if id(r) not in both])
+        store.update_run(again_id, status="finished", stop_reason="trials")
     in_sample = len({r.config.key for r in real} & {c.key for c in sample})
     return SearchE2E(args.searcher, args.static_trials, static_seconds, verify_seconds,
                      tuple(real), in_sample, tuple(found), tuple(again))
 
 
 def analyze_sample(space: Space, target: TargetInfo, configs: Sequence[Config],
-                   workers: int, cache_dir: Path) -> tuple[dict[str, Features], float, int]:
+                   workers: int, cache_dir: Path,
+                   opt_level: int | None = None) -> tuple[dict[str, Features], float, int]:
     """Features of the sample, computed cold (timed); also filled into ``cache_dir``."""
-    engine = FeatureEngine(workers=workers, cache_dir=cache_dir, use_cache=False)
+    engine = FeatureEngine(workers=workers, cache_dir=cache_dir, use_cache=False,
+                           opt_level=opt_level)
     start = time.monotonic()
     try:
         entries = engine.features(space, target, configs)
@@ -513,7 +519,10 @@ def report(args: argparse.Namespace, target: TargetInfo, coefficients: Coefficie
         f"L1d {target.l1d_bytes // 1024} KiB {target.l1d_ways or '?'}-way, "
         f"L2 {target.l2_bytes // 1024} KiB {target.l2_ways or '?'}-way. "
         f"Sample: up to {args.sample} uniformly drawn configs per workload (seed {args.seed}), "
-        f"measured with the `{real_measurer(target)}` measurer; history database `{args.db}`.", "",
+        f"measured with the `{real_measurer(target)}` measurer; history database `{args.db}`."
+        + ("" if args.opt_level is None else
+           f" **Static analysis of code generated at LLVM opt-level {args.opt_level}** (TVM "
+           "builds, and the measurements run, at its default 3)."), "",
         "## Coefficients", "",
         f"Default: the built-in prior of {coefficients.family} (nothing fitted for this "
         "family: no shipped or user calibration)." if coefficients.source == "prior" else
@@ -613,6 +622,9 @@ def _main(argv: list[str] | None = None) -> int:
                    help="skip the end-to-end static tuning run")
     p.add_argument("--workers", type=int, default=None, help="static-analysis processes")
     p.add_argument("--coefficients", help="coefficients JSON [default: shipped/user]")
+    p.add_argument("--opt-level", type=int, choices=OPT_LEVELS, default=None,
+                   help="LLVM optimization level of the code the static analysis reads "
+                        "[TVM's, 3]; 2 is faster (the measurer option opt_level)")
     p.add_argument("--no-lowo", action="store_true", help="skip leave-one-workload-out fits")
     p.add_argument("--measure-only", action="store_true",
                    help="only measure the samples into the database (calibration data)")
@@ -654,7 +666,7 @@ def _main(argv: list[str] | None = None) -> int:
                                   timing, args.seed, max(1, args.rounds))
             if args.measure_only:
                 if args.fit_out:
-                    engine = FeatureEngine(workers=workers)
+                    engine = FeatureEngine(workers=workers, opt_level=args.opt_level)
                     try:
                         got = samples_for(space, target, list(real.values()), engine)
                     finally:
@@ -662,7 +674,8 @@ def _main(argv: list[str] | None = None) -> int:
                     log(f"  {len(got)} calibration samples")
                     calibration.extend(got)
                 continue
-            feats, seconds, analyzed = analyze_sample(space, target, sample, workers, cache_dir)
+            feats, seconds, analyzed = analyze_sample(space, target, sample, workers, cache_dir,
+                                                      args.opt_level)
             log(f"  static analysis: {analyzed} configs in {seconds:.1f} s")
             per = measuring_seconds(timing, task, list(real.values()), cpu_cores())
             search = None

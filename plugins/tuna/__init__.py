@@ -22,7 +22,7 @@ def orchestrator_add_cost_models(registry: ComponentRegistry) -> None:
     registry.add("tuna", TunaCostModel,
                  description="Tuna static analysis of the generated assembly: SIMD counts, "
                              "L1 data movement, ILP (options: workers, cache_dir, "
-                             "coefficients, target, timeout)")
+                             "coefficients, target, timeout, opt_level)")
 
 
 @hookimpl
@@ -31,4 +31,4 @@ def orchestrator_add_measurers(registry: ComponentRegistry) -> None:
 
     registry.add("static", StaticMeasurer,
                  description="predicted latency from Tuna static analysis; runs nothing "
-                             "(options: workers, cache_dir, coefficients, timeout)")
+                             "(options: workers, cache_dir, coefficients, timeout, opt_level)")

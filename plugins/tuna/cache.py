@@ -84,20 +84,24 @@ def tvm_version() -> str:
         return "unknown"
 
 
-def cache_key(space: Space, target: TargetInfo) -> dict[str, Any]:
-    return {"task": space.task.key, "target": target.key, "schedule_fn": space.schedule_fn,
+def cache_key(space: Space, target: TargetInfo, opt_level: int | None = None) -> dict[str, Any]:
+    key = {"task": space.task.key, "target": target.key, "schedule_fn": space.schedule_fn,
             "template": template_fingerprint(space.schedule_fn), "tvm": tvm_version(),
             "features": FEATURE_VERSION, "analyzer": analyzer_fingerprint(),
             # The data-movement features depend on the caches, which the TVM target
             # (mcpu, cores) does not pin down.
             "caches": [target.l1d_bytes, target.l1d_ways, target.l2_bytes, target.l2_ways]}
+    if opt_level is not None:  # absent by default, so that TVM's level keeps its caches
+        key["opt_level"] = int(opt_level)
+    return key
 
 
 class FeatureCache:
     """Features by config key for one (space, target), backed by a JSON-lines file."""
 
-    def __init__(self, space: Space, target: TargetInfo, directory: Path | None = None) -> None:
-        self.key = cache_key(space, target)
+    def __init__(self, space: Space, target: TargetInfo, directory: Path | None = None,
+                 opt_level: int | None = None) -> None:
+        self.key = cache_key(space, target, opt_level)
         name = hashlib.sha256(canonical_json(self.key).encode()).hexdigest()[:24]
         self.path = (directory or default_dir()) / f"{name}.jsonl"
         self._entries: dict[str, Entry] | None = None

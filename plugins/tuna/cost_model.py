@@ -22,14 +22,16 @@ class TunaCostModel:
     ``fit`` learns nothing online: the coefficients are calibrated offline
     (``orchestrator calibrate --cost-model tuna``). Options: ``workers`` (analysis
     processes, 0 = in process), ``cache_dir``, ``coefficients`` (a JSON file),
-    ``target`` (``host``), ``timeout`` (seconds per config).
+    ``target`` (``host``), ``timeout`` (seconds per config), ``opt_level`` (LLVM's
+    optimization level of the analyzed code; TVM's 3 by default, 2 is faster).
     """
 
     def __init__(self, *, workers: int | None = None, cache_dir: str | Path | None = None,
                  coefficients: str | Path | None = None, target: str | TargetInfo = "host",
-                 timeout: float = DEFAULT_TIMEOUT) -> None:
+                 timeout: float = DEFAULT_TIMEOUT, opt_level: int | None = None) -> None:
         self.scorer = StaticScorer(workers=workers, cache_dir=cache_dir,
-                                   coefficients=coefficients, timeout=timeout)
+                                   coefficients=coefficients, timeout=timeout,
+                                   opt_level=opt_level)
         self._target = target
 
     @property

@@ -5,7 +5,8 @@ are started on first use and kept until :meth:`FeatureEngine.close` (or interpre
 exit); ``workers=0`` analyzes in this process instead (tests, tiny batches). The
 default is one worker per core, or ``$ORCHESTRATOR_TUNA_WORKERS``. The workers of an
 engine share the counts of the programs they generated (``plugins.tuna.programs``), so
-configs that lower to the same TIR pay for code generation once.
+configs that lower to the same TIR pay for code generation once. ``opt_level``
+generates the analyzed code at another LLVM optimization level than TVM's (3).
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
+from orchestrator.errors import OrchestratorError
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo, cpu_cores
 from plugins.tuna.cache import Entry, FeatureCache, Failure
-from plugins.tuna.features import Features
+from plugins.tuna.features import OPT_LEVELS, Features
 
 DEFAULT_TIMEOUT = 120.0
 ENV_WORKERS = "ORCHESTRATOR_TUNA_WORKERS"
@@ -31,7 +33,9 @@ class FeatureEngine:
     """Features of configs, from the cache or computed by a pool of analysis workers."""
 
     def __init__(self, *, workers: int | None = None, cache_dir: str | Path | None = None,
-                 timeout: float = DEFAULT_TIMEOUT, use_cache: bool = True) -> None:
+                 timeout: float = DEFAULT_TIMEOUT, use_cache: bool = True,
+                 opt_level: int | None = None) -> None:
+        self.opt_level = check_opt_level(opt_level)
         if workers is None:
             workers = int(os.environ.get(ENV_WORKERS) or cpu_cores())
         self.workers = max(0, int(workers))
@@ -48,7 +52,7 @@ class FeatureEngine:
     def _cache(self, space: Space, target: TargetInfo) -> FeatureCache:
         key = (space.task.key, target.key, space.schedule_fn)
         if key not in self._caches:
-            self._caches[key] = FeatureCache(space, target, self.cache_dir)
+            self._caches[key] = FeatureCache(space, target, self.cache_dir, self.opt_level)
         return self._caches[key]
 
     def features(self, space: Space, target: TargetInfo,
@@ -81,6 +85,8 @@ class FeatureEngine:
                  configs: Sequence[Config]) -> list[Entry]:
         common = {"schedule_fn": space.schedule_fn, "task": space.task.to_dict(),
                   "target": target.to_dict(), "programs": str(self._scratch() / "programs")}
+        if self.opt_level is not None:
+            common["opt_level"] = self.opt_level
         requests = [{**common, "config": c.to_dict()} for c in configs]
         if self.workers == 0:
             from plugins.tuna.worker import handle
@@ -118,6 +124,21 @@ class FeatureEngine:
             self._cleanup()
             self._cleanup = None
             self._root = None
+
+
+def check_opt_level(value: int | str | None) -> int | None:
+    """``value`` as an LLVM optimization level of :data:`OPT_LEVELS`, None kept (TVM's)."""
+    if value is None:
+        return None
+    try:
+        level = int(value)
+    except (TypeError, ValueError):
+        level = -1
+    if level not in OPT_LEVELS:
+        raise OrchestratorError(
+            f"tuna: opt_level {value!r} is not an LLVM optimization level; use one of "
+            f"{', '.join(map(str, OPT_LEVELS))} (3 is what TVM builds)")
+    return level
 
 
 def _entry(reply: dict) -> Entry:

@@ -90,24 +90,41 @@ def triple_of(target: TargetInfo) -> str:
         ("neoverse", "cortex", "apple")) else "x86_64"))
 
 
-def raw_counts(mod: Any, target: TargetInfo,
-               programs: ProgramCache | None = None) -> dict[str, float]:
+def codegen_target(target: TargetInfo, opt_level: int | None = None) -> Any:
+    """The TVM target the analysis lowers and generates code for: ``target``'s own, or
+    with LLVM's optimization level set to ``opt_level`` (see :data:`OPT_LEVELS`)."""
+    if opt_level is None:
+        return target.tvm_target()
+    import tvm
+
+    return tvm.target.Target({**target.tvm_json, "opt-level": int(opt_level)})
+
+
+#: LLVM optimization levels the analysis may generate code at. TVM builds at 3 (the
+#: default, what runs); 2 skips the costliest O3 passes and usually emits the same
+#: loops, so it is offered as a faster, approximate analysis (docs/results/tuna.md).
+OPT_LEVELS = (0, 1, 2, 3)
+
+
+def raw_counts(mod: Any, target: TargetInfo, programs: ProgramCache | None = None,
+               opt_level: int | None = None) -> dict[str, float]:
     """Everything the features are made of, for a scheduled IRModule (s_tir): executed
     instructions per class (``c_<class>``, classes of ``Isa.effect``; ``c_instructions``
     is the total), scheduled ``cycles``, data movement ``l1`` and ``l2``, and the loop
     matching (``loops`` in the assembly, ``matched`` of them). With ``programs``, the
-    counts of a lowered module seen before are reused instead of generating code again."""
+    counts of a lowered module seen before are reused instead of generating code again;
+    ``opt_level`` overrides LLVM's optimization level (:func:`codegen_target`)."""
     cores = max(1, int(target.cores))
     tree = loop_tree(mod["main"], cores)
     raw = {"l1": float(data_movement(tree, target.l1d_bytes / LINE_BYTES, LINE_BYTES,
                                      target.cache_sets(1, LINE_BYTES)).total_movement),
            "l2": float(data_movement(tree, target.l2_bytes / LINE_BYTES, LINE_BYTES,
                                      target.cache_sets(2, LINE_BYTES)).total_movement)}
-    tvm_target = target.tvm_target()
+    tvm_target = codegen_target(target, opt_level)
     lowered = lower(mod, tvm_target)
     key, counted = "", None
     if programs is not None:
-        key = program_identity(lowered, target)
+        key = program_identity(lowered, target, opt_level)
         counted = programs.get(key)
     if counted is None:
         isa = isa_for(triple_of(target))
@@ -121,10 +138,13 @@ def raw_counts(mod: Any, target: TargetInfo,
     return {**counted, **raw}
 
 
-def program_identity(lowered: Any, target: TargetInfo) -> str:
+def program_identity(lowered: Any, target: TargetInfo, opt_level: int | None = None) -> str:
     """What a lowered module's counts are shared under: its text, the counting code's
-    version and the target (configs with equal identities compile to one kernel)."""
-    return program_key(lowered, f"{FEATURE_VERSION}/{target.key}/{max(1, int(target.cores))}")
+    version, the target and the optimization level (configs with equal identities
+    compile to one kernel)."""
+    level = "" if opt_level is None else f"/O{int(opt_level)}"
+    return program_key(lowered,
+                       f"{FEATURE_VERSION}/{target.key}/{max(1, int(target.cores))}{level}")
 
 
 def raw_count(raw: dict[str, float], cls: str) -> float:
@@ -140,11 +160,11 @@ def feature_values(raw: dict[str, float]) -> dict[str, float]:
             "l2": raw["l2"]}
 
 
-def analyze_module(mod: Any, target: TargetInfo,
-                   programs: ProgramCache | None = None) -> Features:
+def analyze_module(mod: Any, target: TargetInfo, programs: ProgramCache | None = None,
+                   opt_level: int | None = None) -> Features:
     """Features of a scheduled IRModule (s_tir) for ``target``."""
     start = time.perf_counter()
-    raw = raw_counts(mod, target, programs)
+    raw = raw_counts(mod, target, programs, opt_level)
     values = feature_values(raw)
     return Features(tuple((n, float(values[n])) for n in FEATURES), int(raw["loops"]),
                     int(raw["matched"]), time.perf_counter() - start)
@@ -168,12 +188,13 @@ def scheduled_module(schedule_fn: str, task: Task, config: Config, target: Targe
 
 
 def analyze(schedule_fn: str, task: Task, config: Config, target: TargetInfo,
-            programs: ProgramCache | None = None) -> Features:
+            programs: ProgramCache | None = None, opt_level: int | None = None) -> Features:
     """Features of ``config``: the space's schedule function builds the module; CPU
-    programs already counted in ``programs`` are not generated again."""
+    programs already counted in ``programs`` are not generated again; ``opt_level``
+    (CPU only) overrides LLVM's optimization level of the code analyzed."""
     mod = scheduled_module(schedule_fn, task, config, target)
     if target.kind == "cuda":
         from plugins.tuna.gpu_features import analyze_cuda
 
         return analyze_cuda(mod, target)
-    return analyze_module(mod, target, programs)
+    return analyze_module(mod, target, programs, opt_level)

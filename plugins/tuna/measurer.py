@@ -24,7 +24,8 @@ class StaticMeasurer:
     Results have status ok and one latency sample, the predicted seconds, and are
     marked ``measurer="static"`` so history can tell them from real timings; a config
     that cannot be built is ``invalid_config`` or ``build_error`` as with ``local``.
-    Options: ``workers``, ``cache_dir``, ``coefficients``, ``timeout``.
+    Options: ``workers``, ``cache_dir``, ``coefficients``, ``timeout``, ``opt_level``
+    (LLVM's optimization level of the analyzed code; TVM's 3 by default, 2 is faster).
     """
 
     #: Its latencies are predictions, not timings (read by the CLI to label them).
@@ -32,7 +33,7 @@ class StaticMeasurer:
 
     def __init__(self, *, workers: int | None = None, cache_dir: str | Path | None = None,
                  coefficients: str | Path | None = None, timeout: float = DEFAULT_TIMEOUT,
-                 **unknown: Any) -> None:
+                 opt_level: int | None = None, **unknown: Any) -> None:
         if unknown:
             known = [p for p in inspect.signature(StaticMeasurer).parameters if p != "unknown"]
             raise OrchestratorError(
@@ -40,7 +41,7 @@ class StaticMeasurer:
                 f"known: {', '.join(known)}")
         self.scorer = StaticScorer(workers=None if workers is None else int(workers),
                                    cache_dir=cache_dir, coefficients=coefficients,
-                                   timeout=float(timeout))
+                                   timeout=float(timeout), opt_level=opt_level)
 
     def measure(self, space: Space, target: TargetInfo,
                 configs: Sequence[Config]) -> list[MeasureResult]:

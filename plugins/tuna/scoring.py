@@ -19,8 +19,9 @@ class StaticScorer:
 
     def __init__(self, *, workers: int | None = None, cache_dir: str | Path | None = None,
                  coefficients: str | Path | None = None,
-                 timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.engine = FeatureEngine(workers=workers, cache_dir=cache_dir, timeout=timeout)
+                 timeout: float = DEFAULT_TIMEOUT, opt_level: int | None = None) -> None:
+        self.engine = FeatureEngine(workers=workers, cache_dir=cache_dir, timeout=timeout,
+                                    opt_level=opt_level)
         self.coefficients_path = coefficients
         self._coefficients: dict[str, Coefficients] = {}
 

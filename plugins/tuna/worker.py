@@ -3,7 +3,8 @@
 Speaks the JSON-line protocol of ``plugins.measure.workerpool`` (ready line, one reply
 per request echoing its id, replies on a private copy of stdout). A request names the
 schedule function, task, target and config, and optionally ``programs``, the directory
-of a :class:`~plugins.tuna.programs.ProgramCache` shared by the workers; the reply
+of a :class:`~plugins.tuna.programs.ProgramCache` shared by the workers, and
+``opt_level``, LLVM's optimization level for the analysis; the reply
 carries the features or a failure status (``invalid_config`` or ``build_error``).
 """
 
@@ -38,7 +39,9 @@ def handle(req: Mapping[str, Any]) -> dict[str, Any]:
         target = TargetInfo.from_dict(req["target"])
         config = Config.of(req["config"])
         programs = ProgramCache(req["programs"]) if req.get("programs") else None
-        features = analyze(req["schedule_fn"], task, config, target, programs)
+        level = req.get("opt_level")
+        features = analyze(req["schedule_fn"], task, config, target, programs,
+                           None if level is None else int(level))
     except InvalidConfigError as exc:
         return {"status": "invalid_config", "error": describe_exception(exc)}
     except Exception as exc:  # anything TVM or a template raises is this config's failure

@@ -42,8 +42,12 @@ def test_smoke_run_measures_analyzes_tunes_and_reports(tmp_path):
     # be both), 3 rounds each
     store = HistoryStore.open(db)
     try:
-        runs = {r.searcher: r.id for r in store.runs()}
+        views = store.runs()
+        runs = {r.searcher: r.id for r in views}
         assert sorted(runs) == ["remeasure", "tuna-es", "uniform-sample"]
+        # every run the script records is closed, none left "running"
+        assert {r.status for r in views} == {"finished"}
+        assert all(r.finished_at for r in views)
 
         def configs(run: int) -> list[str]:
             return [rec.result.config.key

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
+from orchestrator.errors import OrchestratorError
 from orchestrator.hookspecs import hookimpl
 from orchestrator.loop import tune
 from orchestrator.manager import load_plugins
@@ -11,6 +14,7 @@ from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import ChoiceKnob, Config
 from orchestrator.testing import ReplayMeasurer
 import plugins.tuna
+from plugins.tuna import features
 from plugins.tuna.measurer import StaticMeasurer
 from plugins.tuna.verify import top_static, verify_top
 from tests.plugins.tuna.helpers import ZNVER4, config, dense_task, space
@@ -97,3 +101,34 @@ def test_verify_top_skips_configs_that_compile_to_the_same_kernel():
     real = ReplayMeasurer(results=truth)
     got = verify_top(sp, ZNVER4, static, 2, measurer=real)
     assert [r.config for r in got] == [cfg("yes", "a"), cfg("no", "a")]
+
+
+def test_opt_level_generates_the_analyzed_code_at_that_llvm_level(tmp_path, monkeypatch):
+    levels: list[str | None] = []
+    real = features.codegen
+
+    def spy(lowered, tvm_target):
+        levels.append(tvm_target.attrs.get("opt-level"))
+        return real(lowered, tvm_target)
+
+    monkeypatch.setattr(features, "codegen", spy)
+    sp = space(TASK)
+    default = StaticMeasurer(workers=0, cache_dir=tmp_path)
+    o2 = StaticMeasurer(workers=0, cache_dir=tmp_path, opt_level=2)
+    a = default.measure(sp, ZNVER4, [config()])
+    b = o2.measure(sp, ZNVER4, [config()])
+    # the default leaves TVM's target alone; the option sets LLVM's level
+    assert levels[0] is None and int(levels[1]) == 2
+    # each level has its own cache entry: the second measurer analyzed, not reused
+    assert o2.scorer.engine.analyzed == 1
+    assert a[0].ok and b[0].ok and b[0].latency > 0
+    again = StaticMeasurer(workers=0, cache_dir=tmp_path, opt_level=2)
+    assert again.measure(sp, ZNVER4, [config()])[0].latency == b[0].latency
+    assert again.scorer.engine.analyzed == 0
+
+
+def test_an_unknown_opt_level_is_a_one_line_error():
+    with pytest.raises(OrchestratorError, match=r"opt_level 'fast' is not an LLVM optimization "
+                                                r"level; use one of 0, 1, 2, 3") as err:
+        StaticMeasurer(workers=0, opt_level="fast")
+    assert "\n" not in str(err.value)
