@@ -624,7 +624,8 @@ def _main(argv: list[str] | None = None) -> int:
     p.add_argument("--coefficients", help="coefficients JSON [default: shipped/user]")
     p.add_argument("--opt-level", type=int, choices=OPT_LEVELS, default=None,
                    help="LLVM optimization level of the code the static analysis reads "
-                        "[TVM's, 3]; 2 is faster (the measurer option opt_level)")
+                        "[TVM's, 3]; 2 is a little faster and less accurate (the measurer option "
+                        "opt_level)")
     p.add_argument("--no-lowo", action="store_true", help="skip leave-one-workload-out fits")
     p.add_argument("--measure-only", action="store_true",
                    help="only measure the samples into the database (calibration data)")

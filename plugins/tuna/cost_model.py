@@ -23,7 +23,8 @@ class TunaCostModel:
     (``orchestrator calibrate --cost-model tuna``). Options: ``workers`` (analysis
     processes, 0 = in process), ``cache_dir``, ``coefficients`` (a JSON file),
     ``target`` (``host``), ``timeout`` (seconds per config), ``opt_level`` (LLVM's
-    optimization level of the analyzed code; TVM's 3 by default, 2 is faster).
+    optimization level of the analyzed code; TVM's 3 by default; 2 is a little faster
+    and less accurate).
     """
 
     def __init__(self, *, workers: int | None = None, cache_dir: str | Path | None = None,

@@ -25,7 +25,8 @@ class StaticMeasurer:
     marked ``measurer="static"`` so history can tell them from real timings; a config
     that cannot be built is ``invalid_config`` or ``build_error`` as with ``local``.
     Options: ``workers``, ``cache_dir``, ``coefficients``, ``timeout``, ``opt_level``
-    (LLVM's optimization level of the analyzed code; TVM's 3 by default, 2 is faster).
+    (LLVM's optimization level of the analyzed code; TVM's 3 by default; 2 is a little faster
+    and less accurate).
     """
 
     #: Its latencies are predictions, not timings (read by the CLI to label them).
