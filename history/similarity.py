@@ -269,6 +269,23 @@ def best_match_score(history: HistoryReader | None, space: Space,
                default=0.0)
 
 
+def interleave_tasks(scored: Sequence[ScoredRecord]) -> list[ScoredRecord]:
+    """``scored`` (best metric first) reordered round-robin over the source tasks: the
+    best record of every task, tasks in the order of their best record, then every
+    task's second best, and so on. Candidates taken from the front then come from as
+    many earlier tasks as there are slots, instead of all from the one whose records
+    score highest."""
+    queues: dict[str, list[ScoredRecord]] = {}
+    for rec in scored:
+        queues.setdefault(rec.task.key, []).append(rec)
+    out: list[ScoredRecord] = []
+    depth = 0
+    while len(out) < len(scored):
+        out.extend(q[depth] for q in queues.values() if depth < len(q))
+        depth += 1
+    return out
+
+
 def candidate_configs(scored: Iterable[ScoredRecord], space: Space, limit: int,
                       skip: Iterable[str] = ()) -> list[tuple[Config, ScoredRecord]]:
     """The first ``limit`` distinct adapted configs valid in ``space`` (in ``scored``

@@ -110,7 +110,12 @@ class Experiment:
     seed: int = 0
     batch_size: int = 8
     pruned: bool = True
+    extra: tuple[Variant, ...] = ()  # compared beside VARIANTS, e.g. gga with other options
     log: Callable[[str], None] = print
+
+    @property
+    def variants(self) -> tuple[Variant, ...]:
+        return (*VARIANTS, *self.extra)
 
     def budget(self, variant: str) -> int:
         return 1 if variant == "fallback" else self.budgets.get(variant, self.trials)
@@ -233,14 +238,14 @@ def run_all(exp: Experiment, history_only: bool = False) -> None:
         for task in exp.layers:
             others = [t for t in exp.history_layers if t.key != task.key]
             exp.log(f"leave-one-out {task.name}: history of {len(others)} other layers")
-            for v in VARIANTS:
+            for v in exp.variants:
                 path = _run_db(exp, task, v)
                 seed_history(base, path, others if v.uses_history else [], exp.target)
                 run(exp, task, v, path)
             if exp.pruned:
                 p = pruned(task)
                 exp.log(f"pruned {p.name} ({p.label()})")
-                for v in (*VARIANTS, XGB):
+                for v in (*exp.variants, XGB):
                     path = _run_db(exp, p, v)
                     seed_history(base, path, exp.history_layers if v.uses_history else [],
                                  exp.target)
@@ -292,7 +297,7 @@ class LayerResult:
 
 def layer_result(exp: Experiment, task: Task, is_pruned: bool) -> LayerResult:
     curves: dict[str, Curve] = {}
-    for v in (*VARIANTS, XGB):
+    for v in (*exp.variants, XGB):
         db = _run_db(exp, task, v) if (v is not XGB or is_pruned) else exp.db
         curves[v.name] = curve(db, task, v.searcher, exp.budget(v.name))
     ref = curves[REFERENCE].final
@@ -343,6 +348,11 @@ def verdicts(res: LayerResult, exp: Experiment) -> list[str]:
     if res.reference > 0:
         out.append(f"gga final best / xgb final best: {res.curves['gga'].final / res.reference:.3f} "
                    "(target >= 0.98)")
+    for v in exp.extra:
+        _, v_s = res.curves[v.name].reach(mark)
+        final = res.curves[v.name].final / res.reference if res.reference > 0 else 0.0
+        out.append(f"{v.name} ({v.searcher} {json.dumps(v.options)}): {_fmt(v_s)} s to the mark "
+                   f"(speed-up over xgb {_ratio(xgb_s, v_s)}), final best / xgb {final:.3f}")
     a_tl = res.curves["tl"].area(res.reference, exp.budget("tl"))
     a_nf = res.curves["tl-nofilter"].area(res.reference, exp.budget("tl-nofilter"))
     if round(a_tl, 3) == round(a_nf, 3):
@@ -494,6 +504,15 @@ def report(exp: Experiment, header: str, command: str) -> Path:
 
 # -- command line -----------------------------------------------------------------------
 
+def parse_variant(text: str) -> Variant:
+    """``NAME=SEARCHER[:KEY=VALUE,...]`` as a :class:`Variant` that uses history."""
+    name, sep, rest = text.partition("=")
+    searcher, _, opts = rest.partition(":")
+    if not sep or not name or not searcher or any("=" not in o for o in opts.split(",") if o):
+        raise ValueError(f"--variant takes NAME=SEARCHER[:KEY=VALUE,...], got {text!r}")
+    return Variant(name, searcher, _options([o for o in opts.split(",") if o]))
+
+
 def _options(items: Sequence[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in items:
@@ -526,6 +545,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--space", help="space generator [first that supports conv2d: cpu]")
     ap.add_argument("--measurer", default="local")
     ap.add_argument("--measurer-opt", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--variant", action="append", default=[],
+                    metavar="NAME=SEARCHER[:KEY=VALUE,...]",
+                    help="also run and report a searcher with other options under its own "
+                         "name, e.g. gga-tasks=gga:seeding=tasks (repeatable)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--no-pruned", action="store_true", help="skip the pruned variants")
@@ -562,6 +585,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not sep or "=" not in rest:
             ap.error(f"--searcher-opt takes SEARCHER:KEY=VALUE, got {item!r}")
         searcher_options.setdefault(name, {}).update(_options([rest]))
+    extra = []
+    known = {v.name for v in (*VARIANTS, XGB)}
+    for item in args.variant:
+        try:
+            extra.append(parse_variant(item))
+        except ValueError as exc:
+            ap.error(str(exc))
+        if extra[-1].name in known:
+            ap.error(f"--variant name {extra[-1].name!r} is taken; choose another")
+        known.add(extra[-1].name)
     db = Path(args.db)
     work = Path(args.work) if args.work else db.parent / f"{db.stem}-runs"
     out = Path(args.out) if args.out else (work / "report" if args.smoke else Path("docs/results"))
@@ -572,7 +605,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         space_generator=args.space,
         measurer_options=_options(args.measurer_opt),
         searcher_options=searcher_options, seed=args.seed,
-        batch_size=args.batch_size, pruned=not args.no_pruned)
+        batch_size=args.batch_size, pruned=not args.no_pruned, extra=tuple(extra))
     if args.history_only:
         if args.report_only:
             ap.error("--history-only measures and --report-only does not: give one of them")

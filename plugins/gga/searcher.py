@@ -7,7 +7,13 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from history.similarity import DEFAULT_OMEGA, candidate_configs, rank_history, repair
+from history.similarity import (
+    DEFAULT_OMEGA,
+    candidate_configs,
+    interleave_tasks,
+    rank_history,
+    repair,
+)
 from orchestrator.components import SearchContext
 from orchestrator.errors import OrchestratorError
 from orchestrator.result import MeasureResult
@@ -27,6 +33,7 @@ log = logging.getLogger(__name__)
 # Breeding attempts per wanted child before the generation is filled another way.
 _ATTEMPTS_PER_CHILD = 30
 _MAX_SAMPLE_MISSES = 500
+SEEDINGS = ("metric", "tasks")
 
 
 def performance(result: MeasureResult) -> float:
@@ -60,12 +67,16 @@ class GuidedGA:
     children made by crossover, the rest by mutation), ``elite_mutation_prob`` (0.5: share
     of mutations that use an elite gene when there is one), ``omega`` (2, eq. 2),
     ``probe`` (P // 2, so 8: one-knob variants of the best seed in the first generation;
-    0 = the paper's first generation of history candidates only).
+    0 = the paper's first generation of history candidates only), ``seeding``
+    (``metric``: the candidates with the best filtering metric, as in the paper;
+    ``tasks``: the best candidate of each earlier task in turn, tasks ordered by their
+    best metric, so that one task whose records all score highest does not supply
+    every seed).
     """
 
     def __init__(self, population: int = 16, elite: int = 8, crossover_prob: float = 0.5,
                  elite_mutation_prob: float = 0.5, omega: float = DEFAULT_OMEGA,
-                 probe: int | None = None) -> None:
+                 probe: int | None = None, seeding: str = "metric") -> None:
         if int(population) < 2:
             raise OrchestratorError(f"gga: population must be >= 2, got {population}")
         if int(elite) < 1:
@@ -77,12 +88,16 @@ class GuidedGA:
                         ("elite_mutation_prob", elite_mutation_prob)):
             if not 0.0 <= float(p) <= 1.0:
                 raise OrchestratorError(f"gga: {name} must be within [0, 1], got {p}")
+        if seeding not in SEEDINGS:
+            raise OrchestratorError(f"gga: seeding must be one of {', '.join(SEEDINGS)}, "
+                                    f"got {seeding!r}")
         self.population_size = int(population)
         self.elite = int(elite)
         self.crossover_prob = float(crossover_prob)
         self.elite_mutation_prob = float(elite_mutation_prob)
         self.omega = float(omega)
         self.probe = probe
+        self.seeding = seeding
 
     # -- Searcher protocol -------------------------------------------------------------
     def start(self, context: SearchContext) -> None:
@@ -104,6 +119,8 @@ class GuidedGA:
         want = self.population_size - len(known)
         n_probe = min(self.probe, want - 1) if want > 1 else 0
         scored = rank_history(context.history, self.space, context.target, self.omega) if want else []
+        if self.seeding == "tasks":
+            scored = interleave_tasks(scored)
         cands = [c for c, _ in candidate_configs(scored, self.space, want - n_probe,
                                                  skip=self.seen)]
         self.from_history = len(cands)
