@@ -106,7 +106,7 @@ def filtering_metric(throughput: float, config: Config, extents: Mapping[str, in
 
 # -- adaptation to another shape --------------------------------------------------------
 
-def _nearest_divisor(n: int, target: int) -> int:
+def nearest_divisor(n: int, target: int) -> int:
     """The divisor of ``n`` closest to ``target`` on a log scale (the smaller on ties)."""
     return min(divisors(n), key=lambda d: (abs(math.log(d / target)), d))
 
@@ -118,7 +118,7 @@ def adapt_split(value: Sequence[int], extent: int) -> tuple[int, ...]:
     remaining = extent
     inner: list[int] = []
     for f in reversed(tuple(value)[1:]):
-        f = f if remaining % f == 0 else _nearest_divisor(remaining, f)
+        f = f if remaining % f == 0 else nearest_divisor(remaining, f)
         inner.append(f)
         remaining //= f
     return (remaining, *reversed(inner))

@@ -16,6 +16,12 @@ Reported per layer: best GFLOPS, trials and wall seconds to reach the 95% mark, 
 area under the best-so-far curve (mean of best-so-far / xgb best over the budget), the
 match score the ``auto`` dispatcher would see, and a PNG of best-so-far vs trials.
 
+``--variant NAME=SEARCHER:KEY=VALUE,...`` adds a searcher with other options (in its own
+databases, reported beside the others). ``--remeasure ROUNDS`` measures every searcher's
+final best config of a layer again, side by side, into ``WORK/<layer>/remeasure.db``:
+the xgb reference may be days older than the other runs, and a shared machine is not
+equally fast on every day.
+
 Every measurement stays in the databases: rerunning the same command measures nothing
 again (runs resume; a larger ``--trials`` continues them), so the full experiment can be
 spread over several invocations. Wall seconds are taken from the measurements' commit
@@ -25,6 +31,8 @@ times relative to the run's start, so an interrupted and resumed run includes th
     python scripts/reproduce_gga.py --layers r18_l2,r18_l3 --trials 48 --db runs/gga/base.db
     python scripts/reproduce_gga.py --trials 500 --db runs/gga/base.db   # many hours
     python scripts/reproduce_gga.py --history-only --trials 500 --db runs/gga/base.db  # step 1
+    python scripts/reproduce_gga.py --layers r18_l2 --db runs/gga/base.db \
+        --variant gga-tasks=gga:seeding=tasks --remeasure 5
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ import datetime
 import json
 import os
 import shlex
+import statistics
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -48,11 +57,13 @@ from sqlmodel import Session, select  # noqa: E402
 
 from history.models import MeasurementRow, RunRow, TaskRow  # noqa: E402
 from history.similarity import best_match_score  # noqa: E402
+from interleaved import measure_interleaved  # noqa: E402
 from history.store import HistoryStore  # noqa: E402
+from orchestrator.jsonkey import canonical_json  # noqa: E402
 from orchestrator.loop import TuneOptions, build_space, tune  # noqa: E402
 from orchestrator.manager import Plugins  # noqa: E402
 from orchestrator.result import MeasureStatus  # noqa: E402
-from orchestrator.space import divisors  # noqa: E402
+from orchestrator.space import Config, divisors  # noqa: E402
 from orchestrator.suite import read_suite, select as select_tasks  # noqa: E402
 from orchestrator.target import TargetInfo  # noqa: E402
 from orchestrator.task import Task  # noqa: E402
@@ -111,6 +122,7 @@ class Experiment:
     batch_size: int = 8
     pruned: bool = True
     extra: tuple[Variant, ...] = ()  # compared beside VARIANTS, e.g. gga with other options
+    remeasure: int = 0  # rounds of measuring every searcher's best again side by side
     log: Callable[[str], None] = print
 
     @property
@@ -135,6 +147,7 @@ class Curve:
     best: tuple[float, ...]
     seconds: tuple[float, ...]
     period: tuple[str, str] | None = None  # first and last measurement (UTC, ISO)
+    best_config: Config | None = None
 
     @property
     def final(self) -> float:
@@ -242,6 +255,7 @@ def run_all(exp: Experiment, history_only: bool = False) -> None:
                 path = _run_db(exp, task, v)
                 seed_history(base, path, others if v.uses_history else [], exp.target)
                 run(exp, task, v, path)
+            remeasure(exp, task, False)
             if exp.pruned:
                 p = pruned(task)
                 exp.log(f"pruned {p.name} ({p.label()})")
@@ -250,8 +264,89 @@ def run_all(exp: Experiment, history_only: bool = False) -> None:
                     seed_history(base, path, exp.history_layers if v.uses_history else [],
                                  exp.target)
                     run(exp, p, v, path)
+                remeasure(exp, p, True)
     finally:
         base.close()
+
+
+def _remeasure_key(exp: Experiment, task: Task, configs: Sequence[Config]) -> str:
+    return canonical_json({"script": "reproduce_gga-remeasure", "task": task.key,
+                           "target": exp.target.key, "configs": sorted(c.key for c in configs)})
+
+
+def _finished_remeasure(store: HistoryStore, key: str) -> int | None:
+    runs = [r for r in store.runs(where=[RunRow.resume_key == key]) if r.status == "finished"]
+    return runs[0].id if runs else None
+
+
+def final_bests(exp: Experiment, task: Task, is_pruned: bool) -> dict[str, Config]:
+    """The best config of every searcher's run within its budget (xgb first)."""
+    res = layer_result(exp, task, is_pruned)
+    order = [REFERENCE, *(n for n in res.curves if n != REFERENCE)]
+    return {n: c for n in order if (c := res.curves[n].best_config) is not None}
+
+
+def remeasure(exp: Experiment, task: Task, is_pruned: bool) -> None:
+    """Measure the final best config of every searcher again, ``exp.remeasure`` rounds
+    interleaved, into ``WORK/<layer>/remeasure.db`` (once per set of configs: a rerun
+    measures nothing again). The runs of one layer span hours, and a shared machine
+    is not equally fast all that time; measured side by side, the bests compare fairly."""
+    if exp.remeasure <= 0:
+        return
+    bests = final_bests(exp, task, is_pruned)
+    if REFERENCE not in bests:
+        return
+    configs = list(bests.values())
+    path = exp.work / (task.name or task.key_hash) / "remeasure.db"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    store = HistoryStore.open(path)
+    try:
+        key = _remeasure_key(exp, task, configs)
+        if _finished_remeasure(store, key) is not None:
+            return
+        exp.log(f"  {task.name}: the {len(set(c.key for c in configs))} final bests measured "
+                f"again, {exp.remeasure} rounds side by side")
+        _, space = build_space(exp.plugins, task, exp.target,
+                               TuneOptions(space_generator=exp.space_generator))
+        measurer = exp.plugins.create("measurer", exp.measurer, **exp.measurer_options)
+        try:
+            got = measure_interleaved(measurer, space, exp.target, configs, exp.remeasure)
+        finally:
+            measurer.close()
+        task_id, target_id = store.ensure_task(task), store.ensure_target(exp.target)
+        run_id = store.start_run(
+            task_id=task_id, target_id=target_id, resume_key=key, searcher="remeasure",
+            measurer=exp.measurer, space_generator=space.generator, pruners=(), cost_model=None,
+            seed=exp.seed, max_trials=len(configs) * exp.remeasure, max_seconds=None,
+            space_size=space.size)
+        store.record(run_id=run_id, task_id=task_id, target_id=target_id,
+                     results=[r for rs in got.values() for r in rs])
+        store.update_run(run_id, status="finished", stop_reason="trials")
+    finally:
+        store.close()
+
+
+def remeasured(exp: Experiment, task: Task, bests: dict[str, Config]) -> tuple[dict[str, float], str] | None:
+    """Median GFLOPS of each searcher's best in the newest finished remeasure run of
+    exactly these configs, and when it was measured; None if there is none."""
+    path = exp.work / (task.name or task.key_hash) / "remeasure.db"
+    if not path.exists() or not bests:
+        return None
+    store = HistoryStore.open(path, create=False)
+    try:
+        run_id = _finished_remeasure(store, _remeasure_key(exp, task, list(bests.values())))
+        if run_id is None:
+            return None
+        records = store.records(where=[MeasurementRow.run_id == run_id])
+    finally:
+        store.close()
+    lat: dict[str, list[float]] = {}
+    for rec in records:
+        if rec.result.ok:
+            lat.setdefault(rec.result.config.key, []).append(rec.result.latency)
+    out = {name: task.flops / statistics.median(lat[c.key]) / 1e9
+           for name, c in bests.items() if lat.get(c.key)}
+    return out, records[-1].created_at[:16] if records else ""
 
 
 # -- measuring the runs -----------------------------------------------------------------
@@ -272,15 +367,15 @@ def curve(db: Path, task: Task, searcher: str, trials: int) -> Curve:
         records = store.records(where=[MeasurementRow.run_id == run_id])[:trials]
     finally:
         store.close()
-    best, seconds, top = [], [], 0.0
+    best, seconds, top, top_config = [], [], 0.0, None
     period = (records[0].created_at[:19], records[-1].created_at[:19]) if records else None
     for rec in records:
-        if rec.result.status is MeasureStatus.OK:
-            top = max(top, rec.result.gflops(task.flops))
+        if rec.result.status is MeasureStatus.OK and rec.result.gflops(task.flops) > top:
+            top, top_config = rec.result.gflops(task.flops), rec.result.config
         best.append(top)
         created = datetime.datetime.fromisoformat(rec.created_at)
         seconds.append(max((_naive(created) - _naive(started)).total_seconds(), 0.0))
-    return Curve(tuple(best), tuple(seconds), period)
+    return Curve(tuple(best), tuple(seconds), period, top_config)
 
 
 def _naive(t: datetime.datetime) -> datetime.datetime:
@@ -446,6 +541,38 @@ def auto_section(outcomes: Sequence[AutoOutcome]) -> list[str]:
     return lines
 
 
+def remeasure_section(exp: Experiment, results: Sequence[LayerResult]) -> list[str]:
+    """The final bests measured again side by side (``--remeasure``), where measured, and
+    each run's curve scaled by how its best measured again against how it measured in
+    the run (the run's speed relative to now), checked against the same 95% mark."""
+    rows = []
+    for res in results:
+        bests = {n: c.best_config for n, c in res.curves.items() if c.best_config is not None}
+        found = remeasured(exp, res.task, bests)
+        if found is None or REFERENCE not in found[0]:
+            continue
+        again, when = found
+        mark = MARK * again[REFERENCE]
+        for name, gflops in again.items():
+            c = res.curves[name]
+            scaled = Curve(tuple(b * gflops / c.final for b in c.best), c.seconds)
+            t95, s95 = scaled.reach(mark)
+            rows.append(f"| {res.task.name} | {name} | {_fmt(c.final)} | {gflops:.1f} | "
+                        f"{gflops / again[REFERENCE]:.3f} | {_fmt(t95, 'd')} | {_fmt(s95)} | "
+                        f"{when} |")
+    if not rows:
+        return []
+    return ["", "Final bests measured again side by side (`--remeasure`: every searcher's best "
+            "config of the layer, one after the other, the order reversed every other round; "
+            "median of the rounds). The runs of one layer span hours, the reference may come "
+            "from another day, and a shared machine is not equally fast all that time. The "
+            "last columns scale each run's curve by its best's speed now against in the run, "
+            "and count trials and seconds to 95% of xgb's best measured now:", "",
+            "| layer | searcher | best in its run | again (median) | / xgb again | "
+            "trials to 95% (scaled) | seconds to 95% (scaled) | measured again (UTC) |",
+            "|---|---|---|---|---|---|---|---|", *rows]
+
+
 def plot(res: LayerResult, path: Path) -> None:
     import matplotlib
 
@@ -495,6 +622,7 @@ def report(exp: Experiment, header: str, command: str) -> Path:
     if periods:
         lines[4:4] = [f"Measured from {min(p[0] for p in periods)} to "
                       f"{max(p[1] for p in periods)} UTC.", ""]
+    lines += remeasure_section(exp, layer_results)
     lines += auto_section([auto_outcome(r) for r in layer_results])
     lines += ["", "Per layer:", "", *notes, ""]
     path = exp.out / "gga-report.md"
@@ -549,6 +677,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     metavar="NAME=SEARCHER[:KEY=VALUE,...]",
                     help="also run and report a searcher with other options under its own "
                          "name, e.g. gga-tasks=gga:seeding=tasks (repeatable)")
+    ap.add_argument("--remeasure", type=int, default=0, metavar="ROUNDS",
+                    help="after each layer, measure every searcher's best config again, "
+                         "ROUNDS rounds side by side, and report those ratios too [0: off]")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--no-pruned", action="store_true", help="skip the pruned variants")
@@ -605,7 +736,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         space_generator=args.space,
         measurer_options=_options(args.measurer_opt),
         searcher_options=searcher_options, seed=args.seed,
-        batch_size=args.batch_size, pruned=not args.no_pruned, extra=tuple(extra))
+        batch_size=args.batch_size, pruned=not args.no_pruned, extra=tuple(extra),
+        remeasure=args.remeasure)
+    if args.remeasure < 0:
+        ap.error(f"--remeasure takes a number of rounds >= 0, got {args.remeasure}")
+    if args.remeasure and args.report_only:
+        ap.error("--remeasure measures and --report-only does not: give one of them "
+                 "(a report shows the remeasured bests that the databases hold)")
     if args.history_only:
         if args.report_only:
             ap.error("--history-only measures and --report-only does not: give one of them")

@@ -45,6 +45,7 @@ os.environ.setdefault("TVM_NUM_THREADS", str(len(os.sched_getaffinity(0))))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from interleaved import measure_interleaved  # noqa: E402
 from machine import machine_header  # noqa: E402
 
 from history.models import MeasurementRow  # noqa: E402
@@ -324,19 +325,15 @@ def side_by_side(measurer: Any, space: Space, target: TargetInfo, found: Sequenc
     the order reversed every other round) ``rounds`` times; the results of each side (a
     config on both sides is measured once per round and counts for both)."""
     found_keys = {c.key for c in found}
-    reference_keys = {c.key for c in reference}
     others = [c for c in reference if c.key not in found_keys]
     pairs = [c for pair in itertools.zip_longest(found, others) for c in pair if c]
-    got_found: list[MeasureResult] = []
-    got_reference: list[MeasureResult] = []
-    for round_ in range(rounds):
-        order = pairs if round_ % 2 == 0 else pairs[::-1]
-        for r in measurer.measure(space, target, order):
-            if r.config.key in found_keys:
-                got_found.append(r)
-            if r.config.key in reference_keys:
-                got_reference.append(r)
-    return got_found, got_reference
+    got = measure_interleaved(measurer, space, target, pairs, rounds)
+
+    def by_round(configs: Sequence[Config]) -> list[MeasureResult]:
+        keys = list(dict.fromkeys(c.key for c in configs))
+        return [got[k][i] for i in range(rounds) for k in keys if i < len(got[k])]
+
+    return by_round(found), by_round(reference)
 
 
 def static_search(store: HistoryStore, plugins: Any, task: Task, target: TargetInfo,

@@ -15,6 +15,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from history.similarity import nearest_divisor
 from orchestrator.space import ChoiceKnob, Config, Space, SplitKnob, divisors
 
 Gene = tuple[str, Any]
@@ -65,12 +66,34 @@ def mutate_elite(rng: random.Random, parent: Config,
     return Config.of({**parent.to_dict(), name: value}), (name, value)
 
 
-def expertise_values(knob: SplitKnob | ChoiceKnob, current: Any) -> list[Any]:
+def refit_split(current: Sequence[int], extent: int, pos: int, factor: int) -> tuple[int, ...] | None:
+    """``current`` with inner factor ``pos`` set to ``factor`` and the other inner factors
+    refitted so that the split is perfect again: innermost first, each kept if it divides
+    what is left of the extent, else the nearest divisor of it; the outer factor takes
+    the rest (None if ``factor`` does not divide the extent)."""
+    if factor < 1 or extent % factor:
+        return None
+    remaining = extent // factor
+    inner = list(current[1:])
+    inner[pos - 1] = factor
+    for i in reversed(range(len(inner))):
+        if i == pos - 1:
+            continue
+        if remaining % inner[i]:
+            inner[i] = nearest_divisor(remaining, inner[i])
+        remaining //= inner[i]
+    return (remaining, *inner)
+
+
+def expertise_values(knob: SplitKnob | ChoiceKnob, current: Any, refit: bool = False) -> list[Any]:
     """The values expertise suggests for a knob, other than ``current``.
 
     Split knob: one inner factor replaced by a divisor of the loop extent or a small
     factor (2, 4), the outer factor recomputed; kept only if it is one of the knob's
-    choices. Choice knob: the neighbouring choices (unroll depths, orders as listed).
+    choices. With ``refit``, a factor that no longer fits beside the other inner factors
+    is kept and those are refitted around it (:func:`refit_split`), so that a register
+    tile of 7 can replace one of 2 under a middle factor of 14 in one move. Choice knob:
+    the neighbouring choices (unroll depths, orders as listed).
     """
     if isinstance(knob, ChoiceKnob):
         try:
@@ -89,20 +112,24 @@ def expertise_values(knob: SplitKnob | ChoiceKnob, current: Any) -> list[Any]:
                 continue
             inner = [*current[1:pos], f, *current[pos + 1:]]
             tile = math.prod(inner)
-            if knob.extent % tile:
+            if knob.extent % tile == 0:
+                cand: tuple[int, ...] | None = (knob.extent // tile, *inner)
+            elif refit:
+                cand = refit_split(current, knob.extent, pos, f)
+            else:
                 continue
-            cand = (knob.extent // tile, *inner)
             if cand in allowed and cand not in out:
                 out.append(cand)
     return out
 
 
-def mutate_expertise(rng: random.Random, parent: Config, space: Space) -> tuple[Config, Gene] | None:
+def mutate_expertise(rng: random.Random, parent: Config, space: Space,
+                     refit: bool = False) -> tuple[Config, Gene] | None:
     """``parent`` with one knob moved to a value expertise suggests."""
     knobs = list(space.knobs)
     rng.shuffle(knobs)
     for knob in knobs:
-        values = expertise_values(knob, parent[knob.name])
+        values = expertise_values(knob, parent[knob.name], refit)
         if values:
             value = rng.choice(values)
             return Config.of({**parent.to_dict(), knob.name: value}), (knob.name, value)

@@ -71,12 +71,16 @@ class GuidedGA:
     (``metric``: the candidates with the best filtering metric, as in the paper;
     ``tasks``: the best candidate of each earlier task in turn, tasks ordered by their
     best metric, so that one task whose records all score highest does not supply
-    every seed).
+    every seed), ``refit`` (False: an expertise mutation of a split knob only takes a
+    factor that divides the extent beside the other inner factors; True: it may take any
+    such factor, and the other inner factors are refitted around it, see
+    ``operators.refit_split``).
     """
 
     def __init__(self, population: int = 16, elite: int = 8, crossover_prob: float = 0.5,
                  elite_mutation_prob: float = 0.5, omega: float = DEFAULT_OMEGA,
-                 probe: int | None = None, seeding: str = "metric") -> None:
+                 probe: int | None = None, seeding: str = "metric",
+                 refit: bool = False) -> None:
         if int(population) < 2:
             raise OrchestratorError(f"gga: population must be >= 2, got {population}")
         if int(elite) < 1:
@@ -98,6 +102,9 @@ class GuidedGA:
         self.omega = float(omega)
         self.probe = probe
         self.seeding = seeding
+        if not isinstance(refit, bool):
+            raise OrchestratorError(f"gga: refit must be true or false, got {refit!r}")
+        self.refit = refit
 
     # -- Searcher protocol -------------------------------------------------------------
     def start(self, context: SearchContext) -> None:
@@ -233,7 +240,7 @@ class GuidedGA:
                 if self.elite_genes and self.rng.random() < self.elite_mutation_prob:
                     made = mutate_elite(self.rng, parent, self.elite_genes)
                 if made is None:
-                    made = mutate_expertise(self.rng, parent, self.space)
+                    made = mutate_expertise(self.rng, parent, self.space, self.refit)
             if made is not None:
                 self._accept(*made, out)
         return out
@@ -242,7 +249,8 @@ class GuidedGA:
         """Up to ``count`` expertise mutations of ``best``, each on a knob not yet probed
         (knobs in random order; a second round of knobs if there are fewer knobs)."""
         out: list[Config] = []
-        options = {k.name: expertise_values(k, best[k.name]) for k in self.space.knobs}
+        options = {k.name: expertise_values(k, best[k.name], self.refit)
+                   for k in self.space.knobs}
         names = [name for name, values in options.items() if values]
         for _ in range(2):
             self.rng.shuffle(names)
@@ -266,7 +274,7 @@ class GuidedGA:
         for _ in range(count * _ATTEMPTS_PER_CHILD if parents else 0):
             if len(out) >= count:
                 break
-            made = mutate_expertise(self.rng, self.rng.choice(parents), self.space)
+            made = mutate_expertise(self.rng, self.rng.choice(parents), self.space, self.refit)
             if made is not None:
                 self._accept(*made, out)
         misses = 0

@@ -16,6 +16,7 @@ from history.similarity import (
     best_match_score,
     candidate_configs,
     filtering_metric,
+    interleave_tasks,
     knob_match,
     knob_utilization,
     match_score,
@@ -134,6 +135,19 @@ def test_candidate_configs_are_distinct_valid_and_skip_known_ones():
     assert all(space.validate(c) is None for c, _ in first)
     again = candidate_configs(ranked, space, 10, skip={first[0][0].key})
     assert first[0][0].key not in {c.key for c, _ in again}
+
+
+def test_interleave_tasks_takes_each_tasks_records_in_turn_keeping_their_order():
+    ranked = rank_history(toy_history([*NEAR, *FAR]), toy_space())
+    mixed = interleave_tasks(ranked)
+    assert sorted(map(id, mixed)) == sorted(map(id, ranked))  # a reordering, nothing lost
+    first_of = list(dict.fromkeys(r.task for r in ranked))  # tasks by their best record
+    assert [r.task for r in mixed[:3]] == first_of
+    assert [r.task for r in mixed[3:6]] == first_of
+    for task in first_of:  # within a task, still best metric first
+        own = [r for r in mixed if r.task == task]
+        assert own == [r for r in ranked if r.task == task]
+    assert interleave_tasks([]) == []
 
 
 def test_split_extents_lists_split_knobs_only():

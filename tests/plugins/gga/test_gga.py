@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
 
-from history.similarity import candidate_configs, rank_history
+from history.similarity import candidate_configs, interleave_tasks, rank_history
 from orchestrator.errors import OrchestratorError
 from orchestrator.space import ChoiceKnob, Config, SplitKnob, divisors
 from orchestrator.testing import SearcherConformance, toy_latency, toy_results, toy_space
@@ -17,6 +18,7 @@ from plugins.gga.operators import (
     expertise_values,
     mutate_elite,
     mutate_expertise,
+    refit_split,
     select_proportional,
 )
 from plugins.gga.searcher import GuidedGA
@@ -67,6 +69,29 @@ def test_expertise_mutation_uses_divisors_of_the_extent_and_small_factors_only()
     assert child[name] == value and value in expertise_values(space.knob(name), A[name])
 
 
+def test_refit_keeps_the_new_factor_and_refits_the_others_around_it():
+    # tile_x of a 28-wide output: a register tile of 7 under a middle factor of 14 does
+    # not divide 28; the middle factor becomes the divisor of 4 nearest 14
+    assert refit_split((1, 1, 14, 2), 28, 3, 7) == (1, 1, 4, 7)
+    assert refit_split((1, 1, 14, 2), 28, 3, 3) is None  # 3 does not divide 28
+    knob = SplitKnob.perfect("x", 28, 4)
+    plain = expertise_values(knob, (1, 1, 14, 2))
+    wide = expertise_values(knob, (1, 1, 14, 2), refit=True)
+    assert (1, 1, 4, 7) in wide and (1, 1, 4, 7) not in plain
+    assert set(plain) <= set(wide) and all(v in knob.choices for v in wide)
+    for v in wide:
+        assert math.prod(v) == 28 and v != (1, 1, 14, 2)
+    child, (name, value) = mutate_expertise(random.Random(3), A, toy_space(), refit=True)
+    assert child[name] == value
+    assert value in expertise_values(toy_space().knob(name), A[name], refit=True)
+
+
+def test_refit_option_must_be_a_boolean():
+    with pytest.raises(OrchestratorError, match="refit must be true or false"):
+        GuidedGA(refit="yes")
+    assert GuidedGA(refit=True).refit is True
+
+
 def test_next_population_is_drawn_by_performance_and_keeps_the_best():
     rng = random.Random(0)
     scored = [(A, 0.0), (B, 5.0)]
@@ -103,6 +128,26 @@ def test_first_generation_probes_each_knob_of_the_best_history_candidate():
         probed.append(name)
     assert len(probed) == 3 and len(set(probed)) == 3  # one probe per knob
     assert len({c.key for c in first}) == 16
+
+
+def test_seeding_by_tasks_takes_the_best_candidate_of_each_task_in_turn():
+    history = toy_history([*NEAR, *FAR])
+    space = toy_space()
+    by_metric = [c for c, _ in candidate_configs(rank_history(history, space, TOY_TARGET), space, 6)]
+    s = GuidedGA(probe=0, population=6, elite=2, seeding="tasks")
+    s.start(context(history))
+    first = s.propose(6)
+    expected = candidate_configs(interleave_tasks(rank_history(history, space, TOY_TARGET)),
+                                 space, 6)
+    assert [c.key for c in first] == [c.key for c, _ in expected]
+    sources = [rec.task for _, rec in expected]
+    assert set(sources[:3]) == {*NEAR, *FAR}  # one seed from each of the three tasks first
+    assert [c.key for c in first] != [c.key for c in by_metric]
+
+
+def test_unknown_seeding_is_a_one_line_error():
+    with pytest.raises(OrchestratorError, match="seeding must be one of metric, tasks"):
+        GuidedGA(seeding="random")
 
 
 def test_probe_must_leave_room_for_a_history_candidate():

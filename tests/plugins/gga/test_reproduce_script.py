@@ -164,3 +164,70 @@ def test_auto_section_checks_the_threshold_against_which_flow_was_faster(tmp_pat
     assert "default picks the faster flow on 2 of 3 layers" in text
     assert "3 of 3, with a threshold in (0.550, 0.570]" in text
     assert rg.threshold_fit([tie]) == (0, [])
+
+
+def test_a_variant_runs_in_its_own_database_and_is_reported_beside_the_others(tmp_path):
+    rg = load_script("reproduce_gga")
+    layers = {t.name: t for t in rg.resnet_layers()}
+    extra = rg.parse_variant("gga-tasks=gga:seeding=tasks,probe=0")
+    assert extra == rg.Variant("gga-tasks", "gga", {"seeding": "tasks", "probe": 0})
+    exp = rg.Experiment(
+        layers=(layers["r18_l4ds"],), history_layers=(layers["r18_l3ds"], layers["r18_l2ds"]),
+        trials=8, budgets={"xgb": 8}, db=tmp_path / "base.db", work=tmp_path / "runs",
+        out=tmp_path / "out", target=TOY_TARGET,
+        plugins=load_plugins(extra=[("conv-toy", ConvToy())], autoload=False),
+        measurer="conv-synthetic", space_generator="conv-toy", searcher_options=rg.SMOKE_OPTIONS,
+        pruned=False, extra=(extra,), log=lambda _: None)
+    rg.run_all(exp)
+    store = HistoryStore.open(exp.work / "r18_l4ds" / "gga-tasks.db", create=False)
+    names = {t.name for _, t in store.tasks()}
+    store.close()
+    assert names == {"r18_l3ds", "r18_l2ds", "r18_l4ds"}  # seeded with the other layers
+    res = rg.layer_result(exp, layers["r18_l4ds"], False)
+    assert len(res.curves["gga-tasks"].best) == 8
+    text = rg.report(exp, "header", "cmd").read_text()
+    assert "| r18_l4ds | gga-tasks | 8 |" in text
+    assert 'gga-tasks (gga {"seeding": "tasks", "probe": 0}): ' in text
+
+
+def test_a_malformed_variant_is_a_usage_error(capsys):
+    rg = load_script("reproduce_gga")
+    for bad in ("gga-tasks", "gga-tasks=gga:seeding", "=gga", "gga=gga:seeding=tasks"):
+        try:
+            rg.main(["--variant", bad, "--report-only", "--layers", "r18_l2"])
+        except SystemExit as exc:
+            assert exc.code == 2
+        else:
+            raise AssertionError(f"{bad!r} was accepted")
+        assert "--variant" in capsys.readouterr().err
+
+
+def test_remeasure_measures_every_final_best_again_once_and_reports_the_ratios(tmp_path):
+    rg = load_script("reproduce_gga")
+    layers = {t.name: t for t in rg.resnet_layers()}
+    exp = rg.Experiment(
+        layers=(layers["r18_l4ds"],), history_layers=(layers["r18_l3ds"],),
+        trials=8, budgets={"xgb": 8}, db=tmp_path / "base.db", work=tmp_path / "runs",
+        out=tmp_path / "out", target=TOY_TARGET,
+        plugins=load_plugins(extra=[("conv-toy", ConvToy())], autoload=False),
+        measurer="conv-synthetic", space_generator="conv-toy", searcher_options=rg.SMOKE_OPTIONS,
+        pruned=False, remeasure=3, log=lambda _: None)
+    rg.run_all(exp)
+    bests = rg.final_bests(exp, layers["r18_l4ds"], False)
+    assert list(bests)[0] == "xgb" and {"gga", "tl", "ga", "fallback"} <= set(bests)
+    store = HistoryStore.open(exp.work / "r18_l4ds" / "remeasure.db", create=False)
+    count = store.count()
+    store.close()
+    assert count == 3 * len({c.key for c in bests.values()})  # each distinct best, 3 rounds
+    again, _ = rg.remeasured(exp, layers["r18_l4ds"], bests)
+    # the synthetic measurer is deterministic: measured again, each best is what it was
+    res = rg.layer_result(exp, layers["r18_l4ds"], False)
+    for name, gflops in again.items():
+        assert math.isclose(gflops, res.curves[name].final, rel_tol=1e-9)
+    text = rg.report(exp, "header", "cmd").read_text()
+    assert "Final bests measured again side by side" in text and "| r18_l4ds | xgb |" in text
+    assert "| 1.000 |" in text  # xgb against itself
+    rg.run_all(exp)  # the same bests: nothing is measured again
+    store = HistoryStore.open(exp.work / "r18_l4ds" / "remeasure.db", create=False)
+    assert store.count() == count
+    store.close()
