@@ -541,56 +541,78 @@ def auto_section(outcomes: Sequence[AutoOutcome]) -> list[str]:
     return lines
 
 
+def layer_again(exp: Experiment, res: LayerResult) -> tuple[dict[str, float], str] | None:
+    """The layer's final bests measured again (``--remeasure``): GFLOPS per searcher and
+    when; None unless every best, xgb's included, was measured again in one run."""
+    bests = {n: c.best_config for n, c in res.curves.items() if c.best_config is not None}
+    found = remeasured(exp, res.task, bests)
+    return found if found is not None and REFERENCE in found[0] else None
+
+
+def drift_factors(again: dict[str, float], res: LayerResult) -> dict[str, float]:
+    """Per searcher, its best's GFLOPS measured again over its GFLOPS in the run: how
+    much faster (> 1) or slower the machine is now than during that run."""
+    return {n: g / res.curves[n].final for n, g in again.items() if res.curves[n].final > 0}
+
+
 def remeasure_section(exp: Experiment, results: Sequence[LayerResult]) -> list[str]:
     """The final bests measured again side by side (``--remeasure``), where measured, and
-    each run's curve scaled by how its best measured again against how it measured in
-    the run (the run's speed relative to now), checked against the same 95% mark."""
+    each run's curve scaled by its drift factor, checked against 95% of xgb's best
+    measured again."""
     rows = []
     for res in results:
-        bests = {n: c.best_config for n, c in res.curves.items() if c.best_config is not None}
-        found = remeasured(exp, res.task, bests)
-        if found is None or REFERENCE not in found[0]:
+        found = layer_again(exp, res)
+        if found is None:
             continue
         again, when = found
         mark = MARK * again[REFERENCE]
-        for name, gflops in again.items():
+        for name, factor in drift_factors(again, res).items():
             c = res.curves[name]
-            scaled = Curve(tuple(b * gflops / c.final for b in c.best), c.seconds)
-            t95, s95 = scaled.reach(mark)
-            rows.append(f"| {res.task.name} | {name} | {_fmt(c.final)} | {gflops:.1f} | "
-                        f"{gflops / again[REFERENCE]:.3f} | {_fmt(t95, 'd')} | {_fmt(s95)} | "
-                        f"{when} |")
+            t95, s95 = Curve(tuple(b * factor for b in c.best), c.seconds).reach(mark)
+            rows.append(f"| {res.task.name} | {name} | {_fmt(c.final)} | {again[name]:.1f} | "
+                        f"{again[name] / again[REFERENCE]:.3f} | {_fmt(t95, 'd')} | "
+                        f"{_fmt(s95)} | {when} |")
     if not rows:
         return []
     return ["", "Final bests measured again side by side (`--remeasure`: every searcher's best "
             "config of the layer, one after the other, the order reversed every other round; "
             "median of the rounds). The runs of one layer span hours, the reference may come "
             "from another day, and a shared machine is not equally fast all that time. The "
-            "last columns scale each run's curve by its best's speed now against in the run, "
+            "last columns scale each run's curve by its best's speed now against in the run "
+            "(one factor per run: the machine's speed is taken as constant within a run), "
             "and count trials and seconds to 95% of xgb's best measured now:", "",
             "| layer | searcher | best in its run | again (median) | / xgb again | "
             "trials to 95% (scaled) | seconds to 95% (scaled) | measured again (UTC) |",
             "|---|---|---|---|---|---|---|---|", *rows]
 
 
-def plot(res: LayerResult, path: Path) -> None:
+def plot(res: LayerResult, path: Path, factors: dict[str, float] | None = None) -> None:
+    """Best-so-far vs trials of every searcher; with ``factors`` a second panel with each
+    curve scaled to the speed its best was measured at again."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    for name, c in res.curves.items():
-        if c.best:
-            xs = range(1, len(c.best) + 1)
-            ax.plot(xs, c.best, label=name, marker="o" if len(c.best) == 1 else None)
-    if res.reference > 0:
-        ax.axhline(MARK * res.reference, color="grey", linestyle="--", linewidth=0.8,
-                   label=f"{MARK:.0%} of xgb best")
-    ax.set_xlabel("trials")
-    ax.set_ylabel("best GFLOPS so far")
-    ax.set_title(f"{res.task.name}: {res.task.label().split('(', 1)[-1].rstrip(')')}", fontsize=9)
-    ax.legend(fontsize=8)
+    panels = [("best GFLOPS so far", {n: 1.0 for n in res.curves}, res.reference)]
+    if factors:
+        panels.append(("scaled to the bests measured again", factors,
+                       res.reference * factors.get(REFERENCE, 1.0)))
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.4 * len(panels), 4.0), squeeze=False)
+    for ax, (ylabel, scale, reference) in zip(axes[0], panels):
+        for name, c in res.curves.items():
+            if c.best and name in scale:
+                xs = range(1, len(c.best) + 1)
+                ax.plot(xs, [b * scale[name] for b in c.best], label=name,
+                        marker="o" if len(c.best) == 1 else None)
+        if reference > 0:
+            ax.axhline(MARK * reference, color="grey", linestyle="--", linewidth=0.8,
+                       label=f"{MARK:.0%} of xgb best")
+        ax.set_xlabel("trials")
+        ax.set_ylabel(ylabel)
+        ax.legend(fontsize=8)
+    axes[0][0].set_title(f"{res.task.name}: {res.task.label().split('(', 1)[-1].rstrip(')')}",
+                         fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -615,7 +637,8 @@ def report(exp: Experiment, header: str, command: str) -> Path:
         layer_results.append(res)
         lines += report_rows(res, exp)
         png = exp.out / f"gga-{task.name}.png"
-        plot(res, png)
+        again = layer_again(exp, res)
+        plot(res, png, drift_factors(again[0], res) if again else None)
         notes.append(f"- **{task.name}** ({task.label()}): " + "; ".join(verdicts(res, exp))
                      + f" ![{task.name}]({png.name})")
     periods = [c.period for r in layer_results for c in r.curves.values() if c.period]
