@@ -279,11 +279,15 @@ def _finished_remeasure(store: HistoryStore, key: str) -> int | None:
     return runs[0].id if runs else None
 
 
-def final_bests(exp: Experiment, task: Task, is_pruned: bool) -> dict[str, Config]:
+def bests_of(res: LayerResult) -> dict[str, Config]:
     """The best config of every searcher's run within its budget (xgb first)."""
-    res = layer_result(exp, task, is_pruned)
     order = [REFERENCE, *(n for n in res.curves if n != REFERENCE)]
     return {n: c for n in order if (c := res.curves[n].best_config) is not None}
+
+
+def final_bests(exp: Experiment, task: Task, is_pruned: bool) -> dict[str, Config]:
+    """:func:`bests_of` the layer's runs as the databases hold them now."""
+    return bests_of(layer_result(exp, task, is_pruned))
 
 
 def remeasure(exp: Experiment, task: Task, is_pruned: bool) -> None:
@@ -544,8 +548,7 @@ def auto_section(outcomes: Sequence[AutoOutcome]) -> list[str]:
 def layer_again(exp: Experiment, res: LayerResult) -> tuple[dict[str, float], str] | None:
     """The layer's final bests measured again (``--remeasure``): GFLOPS per searcher and
     when; None unless every best, xgb's included, was measured again in one run."""
-    bests = {n: c.best_config for n, c in res.curves.items() if c.best_config is not None}
-    found = remeasured(exp, res.task, bests)
+    found = remeasured(exp, res.task, bests_of(res))
     return found if found is not None and REFERENCE in found[0] else None
 
 

@@ -95,16 +95,15 @@ class GuidedGA:
         if seeding not in SEEDINGS:
             raise OrchestratorError(f"gga: seeding must be one of {', '.join(SEEDINGS)}, "
                                     f"got {seeding!r}")
+        if not isinstance(refit, bool):
+            raise OrchestratorError(f"gga: refit must be true or false, got {refit!r}")
         self.population_size = int(population)
         self.elite = int(elite)
         self.crossover_prob = float(crossover_prob)
         self.elite_mutation_prob = float(elite_mutation_prob)
         self.omega = float(omega)
         self.probe = probe
-        self.seeding = seeding
-        if not isinstance(refit, bool):
-            raise OrchestratorError(f"gga: refit must be true or false, got {refit!r}")
-        self.refit = refit
+        self.seeding, self.refit = seeding, refit
 
     # -- Searcher protocol -------------------------------------------------------------
     def start(self, context: SearchContext) -> None:
