@@ -53,6 +53,18 @@ class ConvToy:
         registry.add("conv-synthetic", Synthetic)
 
 
+def toy_experiment(rg, tmp_path, layer: str, history: tuple[str, ...], **fields):
+    """An Experiment of the script on the toy conv space and synthetic measurer."""
+    layers = {t.name: t for t in rg.resnet_layers()}
+    options = {"trials": 8, "budgets": {"xgb": 8}, "searcher_options": rg.SMOKE_OPTIONS,
+               "log": lambda _: None, **fields}
+    return rg.Experiment(
+        layers=(layers[layer],), history_layers=tuple(layers[n] for n in history),
+        db=tmp_path / "base.db", work=tmp_path / "runs", out=tmp_path / "out",
+        target=TOY_TARGET, plugins=load_plugins(extra=[("conv-toy", ConvToy())], autoload=False),
+        measurer="conv-synthetic", space_generator="conv-toy", **options)
+
+
 def test_reproduce_script_runs_reports_and_resumes(tmp_path):
     rg = load_script("reproduce_gga")
     layers = {t.name: t for t in rg.resnet_layers()}
@@ -171,13 +183,8 @@ def test_a_variant_runs_in_its_own_database_and_is_reported_beside_the_others(tm
     layers = {t.name: t for t in rg.resnet_layers()}
     extra = rg.parse_variant("gga-tasks=gga:seeding=tasks,probe=0")
     assert extra == rg.Variant("gga-tasks", "gga", {"seeding": "tasks", "probe": 0})
-    exp = rg.Experiment(
-        layers=(layers["r18_l4ds"],), history_layers=(layers["r18_l3ds"], layers["r18_l2ds"]),
-        trials=8, budgets={"xgb": 8}, db=tmp_path / "base.db", work=tmp_path / "runs",
-        out=tmp_path / "out", target=TOY_TARGET,
-        plugins=load_plugins(extra=[("conv-toy", ConvToy())], autoload=False),
-        measurer="conv-synthetic", space_generator="conv-toy", searcher_options=rg.SMOKE_OPTIONS,
-        pruned=False, extra=(extra,), log=lambda _: None)
+    exp = toy_experiment(rg, tmp_path, "r18_l4ds", ("r18_l3ds", "r18_l2ds"), pruned=False,
+                         extra=(extra,))
     rg.run_all(exp)
     store = HistoryStore.open(exp.work / "r18_l4ds" / "gga-tasks.db", create=False)
     names = {t.name for _, t in store.tasks()}
@@ -205,13 +212,7 @@ def test_a_malformed_variant_is_a_usage_error(capsys):
 def test_remeasure_measures_every_final_best_again_once_and_reports_the_ratios(tmp_path):
     rg = load_script("reproduce_gga")
     layers = {t.name: t for t in rg.resnet_layers()}
-    exp = rg.Experiment(
-        layers=(layers["r18_l4ds"],), history_layers=(layers["r18_l3ds"],),
-        trials=8, budgets={"xgb": 8}, db=tmp_path / "base.db", work=tmp_path / "runs",
-        out=tmp_path / "out", target=TOY_TARGET,
-        plugins=load_plugins(extra=[("conv-toy", ConvToy())], autoload=False),
-        measurer="conv-synthetic", space_generator="conv-toy", searcher_options=rg.SMOKE_OPTIONS,
-        pruned=False, remeasure=3, log=lambda _: None)
+    exp = toy_experiment(rg, tmp_path, "r18_l4ds", ("r18_l3ds",), pruned=False, remeasure=3)
     rg.run_all(exp)
     bests = rg.final_bests(exp, layers["r18_l4ds"], False)
     assert list(bests)[0] == "xgb" and {"gga", "tl", "ga", "fallback"} <= set(bests)
