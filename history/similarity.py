@@ -106,22 +106,26 @@ def filtering_metric(throughput: float, config: Config, extents: Mapping[str, in
 
 # -- adaptation to another shape --------------------------------------------------------
 
-def nearest_divisor(n: int, target: int) -> int:
+def _nearest_divisor(n: int, target: int) -> int:
     """The divisor of ``n`` closest to ``target`` on a log scale (the smaller on ties)."""
     return min(divisors(n), key=lambda d: (abs(math.log(d / target)), d))
 
 
-def adapt_split(value: Sequence[int], extent: int) -> tuple[int, ...]:
+def adapt_split(value: Sequence[int], extent: int, fixed: int | None = None) -> tuple[int, ...]:
     """A perfect split of ``extent`` with as many parts as ``value``: inner factors are
     kept from the innermost outwards while they divide what is left of the extent (the
-    others become the nearest divisor), and the outermost factor takes the rest."""
-    remaining = extent
-    inner: list[int] = []
-    for f in reversed(tuple(value)[1:]):
-        f = f if remaining % f == 0 else nearest_divisor(remaining, f)
-        inner.append(f)
-        remaining //= f
-    return (remaining, *reversed(inner))
+    others become the nearest divisor), and the outermost factor takes the rest. The
+    inner factor at index ``fixed`` (which must divide ``extent``) is kept whatever the
+    others are; they are fitted around it."""
+    remaining = extent // value[fixed] if fixed is not None else extent
+    inner = list(value[1:])
+    for i in reversed(range(len(inner))):
+        if i + 1 == fixed:
+            continue
+        if remaining % inner[i]:
+            inner[i] = _nearest_divisor(remaining, inner[i])
+        remaining //= inner[i]
+    return (remaining, *inner)
 
 
 def _split_distance(a: Sequence[int], b: Sequence[int]) -> float:

@@ -269,6 +269,10 @@ def run_all(exp: Experiment, history_only: bool = False) -> None:
         base.close()
 
 
+def _remeasure_db(exp: Experiment, task: Task) -> Path:
+    return exp.work / (task.name or task.key_hash) / "remeasure.db"
+
+
 def _remeasure_key(exp: Experiment, task: Task, configs: Sequence[Config]) -> str:
     return canonical_json({"script": "reproduce_gga-remeasure", "task": task.key,
                            "target": exp.target.key, "configs": sorted(c.key for c in configs)})
@@ -301,7 +305,7 @@ def remeasure(exp: Experiment, task: Task, is_pruned: bool) -> None:
     if REFERENCE not in bests:
         return
     configs = list(bests.values())
-    path = exp.work / (task.name or task.key_hash) / "remeasure.db"
+    path = _remeasure_db(exp, task)
     path.parent.mkdir(parents=True, exist_ok=True)
     store = HistoryStore.open(path)
     try:
@@ -333,7 +337,7 @@ def remeasure(exp: Experiment, task: Task, is_pruned: bool) -> None:
 def remeasured(exp: Experiment, task: Task, bests: dict[str, Config]) -> tuple[dict[str, float], str] | None:
     """Median GFLOPS of each searcher's best in the newest finished remeasure run of
     exactly these configs, and when it was measured; None if there is none."""
-    path = exp.work / (task.name or task.key_hash) / "remeasure.db"
+    path = _remeasure_db(exp, task)
     if not path.exists() or not bests:
         return None
     store = HistoryStore.open(path, create=False)
@@ -558,13 +562,13 @@ def drift_factors(again: dict[str, float], res: LayerResult) -> dict[str, float]
     return {n: g / res.curves[n].final for n, g in again.items() if res.curves[n].final > 0}
 
 
-def remeasure_section(exp: Experiment, results: Sequence[LayerResult]) -> list[str]:
-    """The final bests measured again side by side (``--remeasure``), where measured, and
-    each run's curve scaled by its drift factor, checked against 95% of xgb's best
-    measured again."""
+def remeasure_section(results: Sequence[tuple[LayerResult, tuple[dict[str, float], str] | None]]
+                      ) -> list[str]:
+    """The final bests measured again side by side (``--remeasure``; each layer with what
+    :func:`layer_again` found), and each run's curve scaled by its drift factor, checked
+    against 95% of xgb's best measured again."""
     rows = []
-    for res in results:
-        found = layer_again(exp, res)
+    for res, found in results:
         if found is None:
             continue
         again, when = found
@@ -635,12 +639,14 @@ def report(exp: Experiment, header: str, command: str) -> Path:
     results = [(t, False) for t in exp.layers] + ([(pruned(t), True) for t in exp.layers]
                                                   if exp.pruned else [])
     layer_results = []
+    agains = []
     for task, is_pruned in results:
         res = layer_result(exp, task, is_pruned)
         layer_results.append(res)
         lines += report_rows(res, exp)
         png = exp.out / f"gga-{task.name}.png"
         again = layer_again(exp, res)
+        agains.append(again)
         plot(res, png, drift_factors(again[0], res) if again else None)
         notes.append(f"- **{task.name}** ({task.label()}): " + "; ".join(verdicts(res, exp))
                      + f" ![{task.name}]({png.name})")
@@ -648,7 +654,7 @@ def report(exp: Experiment, header: str, command: str) -> Path:
     if periods:
         lines[4:4] = [f"Measured from {min(p[0] for p in periods)} to "
                       f"{max(p[1] for p in periods)} UTC.", ""]
-    lines += remeasure_section(exp, layer_results)
+    lines += remeasure_section(list(zip(layer_results, agains)))
     lines += auto_section([auto_outcome(r) for r in layer_results])
     lines += ["", "Per layer:", "", *notes, ""]
     path = exp.out / "gga-report.md"

@@ -15,7 +15,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from history.similarity import nearest_divisor
+from history.similarity import adapt_split
 from orchestrator.space import ChoiceKnob, Config, Space, SplitKnob, divisors
 
 Gene = tuple[str, Any]
@@ -73,16 +73,7 @@ def refit_split(current: Sequence[int], extent: int, pos: int, factor: int) -> t
     the rest (None if ``factor`` does not divide the extent)."""
     if factor < 1 or extent % factor:
         return None
-    remaining = extent // factor
-    inner = list(current[1:])
-    inner[pos - 1] = factor
-    for i in reversed(range(len(inner))):
-        if i == pos - 1:
-            continue
-        if remaining % inner[i]:
-            inner[i] = nearest_divisor(remaining, inner[i])
-        remaining //= inner[i]
-    return (remaining, *inner)
+    return adapt_split((*current[:pos], factor, *current[pos + 1:]), extent, fixed=pos)
 
 
 def expertise_values(knob: SplitKnob | ChoiceKnob, current: Any, refit: bool = False) -> list[Any]:
