@@ -74,13 +74,18 @@ class GuidedGA:
     every seed), ``refit`` (False: an expertise mutation of a split knob only takes a
     factor that divides the extent beside the other inner factors; True: it may take any
     such factor, and the other inner factors are refitted around it, see
-    ``operators.refit_split``).
+    ``operators.refit_split``), ``lead`` (the number of configs in the first batch of
+    the first generation: by default the target's core count, one round of parallel
+    builds; 0 = no lead batch). The best history candidate is the config ``fallback``
+    would apply; proposing it and the next few alone, before the rest of the generation,
+    makes their results known as soon as ``fallback``'s would be, instead of after a
+    whole batch. The configs and their order are the same either way.
     """
 
     def __init__(self, population: int = 16, elite: int = 8, crossover_prob: float = 0.5,
                  elite_mutation_prob: float = 0.5, omega: float = DEFAULT_OMEGA,
                  probe: int | None = None, seeding: str = "metric",
-                 refit: bool = False) -> None:
+                 refit: bool = False, lead: int | None = None) -> None:
         if int(population) < 2:
             raise OrchestratorError(f"gga: population must be >= 2, got {population}")
         if int(elite) < 1:
@@ -97,6 +102,8 @@ class GuidedGA:
                                     f"got {seeding!r}")
         if not isinstance(refit, bool):
             raise OrchestratorError(f"gga: refit must be true or false, got {refit!r}")
+        if lead is not None and int(lead) < 0:
+            raise OrchestratorError(f"gga: lead must be >= 0, got {lead}")
         self.population_size = int(population)
         self.elite = int(elite)
         self.crossover_prob = float(crossover_prob)
@@ -104,6 +111,7 @@ class GuidedGA:
         self.omega = float(omega)
         self.probe = probe
         self.seeding, self.refit = seeding, refit
+        self.lead = None if lead is None else int(lead)
 
     # -- Searcher protocol -------------------------------------------------------------
     def start(self, context: SearchContext) -> None:
@@ -140,12 +148,16 @@ class GuidedGA:
         first += self._fill(want - len(first), [self.configs[k] for k in known] + cands)
         self.generation: list[str] = known + [c.key for c in first]
         self.pending: list[Config] = first
+        lead = max(1, context.target.cores) if self.lead is None else self.lead
+        self._lead = min(lead, len(first))
 
     def propose(self, n: int) -> list[Config]:
         """The next ``n`` configs of the current generation (breeding a new one when it is
         all proposed); an empty list only when nothing new can be made."""
         if not self.pending:
             self._evolve()
+        if self._lead:
+            n, self._lead = min(n, self._lead), 0
         out, self.pending = self.pending[:n], self.pending[n:]
         return out
 

@@ -105,7 +105,7 @@ def test_first_generation_comes_from_history_by_filtering_metric():
     s.start(context(history))
     expected = candidate_configs(rank_history(history, toy_space(), TOY_TARGET), toy_space(), 16)
     assert s.from_history == 16
-    first = s.propose(8) + s.propose(8)
+    first = _drain(s, 16)
     assert [c.key for c in first] == [c.key for c, _ in expected]
 
 
@@ -116,7 +116,7 @@ def test_first_generation_probes_each_knob_of_the_best_history_candidate():
     s.start(context(history))
     expected = candidate_configs(rank_history(history, space, TOY_TARGET), space, 13)
     assert s.from_history == 13
-    first = s.propose(16)
+    first = _drain(s, 16)
     assert [c.key for c in first[:13]] == [c.key for c, _ in expected]
     best = first[0]
     probed = []
@@ -136,7 +136,7 @@ def test_seeding_by_tasks_takes_the_best_candidate_of_each_task_in_turn():
     by_metric = [c for c, _ in candidate_configs(rank_history(history, space, TOY_TARGET), space, 6)]
     s = GuidedGA(probe=0, population=6, elite=2, seeding="tasks")
     s.start(context(history))
-    first = s.propose(6)
+    first = _drain(s, 6)
     expected = candidate_configs(interleave_tasks(rank_history(history, space, TOY_TARGET)),
                                  space, 6)
     assert [c.key for c in first] == [c.key for c, _ in expected]
@@ -155,16 +155,46 @@ def test_probe_must_leave_room_for_a_history_candidate():
         GuidedGA(population=8, probe=8)
 
 
+def _drain(searcher, count: int, measurer=None) -> list[Config]:
+    """``count`` proposals, asked for in batches as the loop does (the first generation
+    starts with a short lead batch); each batch is measured when ``measurer`` is given."""
+    out: list[Config] = []
+    while len(out) < count:
+        batch = searcher.propose(count - len(out))
+        if not batch:
+            break
+        if measurer is not None:
+            searcher.tell(measurer.measure(toy_space(), TOY_TARGET, batch))
+        out += batch
+    return out
+
+
 def _run(searcher, generations: int, history=None, population: int = 16):
-    space = toy_space()
-    measurer = ReplayMeasurer(results=toy_results(space))
+    measurer = ReplayMeasurer(results=toy_results(toy_space()))
     searcher.start(context(history))
-    gens = []
-    for _ in range(generations):
-        gen = searcher.propose(population)
-        gens.append(gen)
-        searcher.tell(measurer.measure(space, TOY_TARGET, gen))
-    return gens
+    return [_drain(searcher, population, measurer) for _ in range(generations)]
+
+
+def test_the_first_batch_is_a_lead_of_the_best_candidates_in_the_same_order():
+    history = toy_history([*NEAR, *FAR])
+    orders = {}
+    for lead in (0, 1, 3):
+        s = GuidedGA(lead=lead)
+        s.start(context(history))
+        first = s.propose(8)
+        assert len(first) == (8 if lead == 0 else lead)
+        orders[lead] = [c.key for c in first + _drain(s, 16 - len(first))]
+    best = candidate_configs(rank_history(history, toy_space(), TOY_TARGET), toy_space(), 1)
+    assert orders[1][0] == best[0][0].key  # the config fallback would apply comes first
+    assert orders[0] == orders[1] == orders[3]  # only the batching differs
+    s = GuidedGA()
+    s.start(context(history))
+    assert len(s.propose(8)) == TOY_TARGET.cores  # by default, one round of builds
+
+
+def test_negative_lead_is_a_one_line_error():
+    with pytest.raises(OrchestratorError, match="lead must be >= 0"):
+        GuidedGA(lead=-1)
 
 
 def test_children_come_from_guided_operators_only():

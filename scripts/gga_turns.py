@@ -1,0 +1,287 @@
+"""Leave-one-out with the searchers taking turns on the machine: issue 4's time targets,
+timed fairly on a machine whose speed drifts.
+
+For each layer X: ``xgb`` (no history), ``gga`` (the xgb history of the other layers from
+the base database) and ``ga`` (no history) tune X at the same time, taking turns batch
+by batch (``scripts/turns.py``), each timed by its own clock: the seconds it held the
+machine. A slow spell then costs each searcher about one batch, where runs made one after
+the other may be a quarter apart in speed. The pruned variant of X likewise, with the
+history of every layer. The base database must hold the xgb history runs first
+(``reproduce_gga.py --history-only``).
+
+Reported per layer: each searcher's best, the trials and own seconds it took to reach 95%
+of xgb's best here, and the targets: gga >= 5x sooner than xgb and >= 3x sooner than ga,
+gga's final best >= 0.98x of xgb's. Runs resume (each searcher's database and clock file
+in ``WORK/<layer>/turns/``); a resumed layer is no longer timed side by side for the
+part that ran before.
+
+    python scripts/gga_turns.py --smoke                         # CI: a small real run
+    python scripts/gga_turns.py --layers r18_c1,r18_l1 --db /work/gga/base.db --work /work/gga/runs-full
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import reproduce_gga as rg  # noqa: E402  (sets TVM_NUM_THREADS before TVM loads)
+from turns import Tick, read_clock, take_turns  # noqa: E402
+
+from history.similarity import best_match_score  # noqa: E402
+from history.store import HistoryStore  # noqa: E402
+from orchestrator.loop import TuneOptions, build_space  # noqa: E402
+from orchestrator.task import Task  # noqa: E402
+
+SEARCHERS = (rg.XGB, rg.Variant("gga", "gga"), rg.Variant("ga", "ga", uses_history=False))
+DEFAULT_BUDGETS = {"xgb": 500, "gga": 300, "ga": 300}
+
+
+def turns_dir(exp: rg.Experiment, task: Task) -> Path:
+    return exp.work / (task.name or task.key_hash) / "turns"
+
+
+def layer_tasks(exp: rg.Experiment) -> list[tuple[Task, list[Task]]]:
+    """Every left-out layer with its history layers, then the pruned ones with all."""
+    out = [(t, [h for h in exp.history_layers if h.key != t.key]) for t in exp.layers]
+    if exp.pruned:
+        out += [(rg.pruned(t), list(exp.history_layers)) for t in exp.layers]
+    return out
+
+
+def run_layer(exp: rg.Experiment, task: Task, history: Sequence[Task]) -> None:
+    """The searchers of :data:`SEARCHERS` on ``task`` at once, taking turns (resumes)."""
+    base = HistoryStore.open(exp.db, create=False)
+    try:
+        missing = [t.name for t in history if base.find_task(t) is None]
+        if missing:
+            raise SystemExit(f"error: {exp.db} has no xgb history of {', '.join(missing)}; "
+                             "run reproduce_gga.py --history-only with the same --db first")
+        work = turns_dir(exp, task)
+        for v in SEARCHERS:
+            rg.seed_history(base, work / f"{v.name}.db", history if v.uses_history else [],
+                            exp.target)
+    finally:
+        base.close()
+    exp.log(f"{task.name}: {', '.join(f'{v.name} ({exp.budget(v.name)})' for v in SEARCHERS)}, "
+            "taking turns")
+
+    def job(v: rg.Variant):
+        return lambda: rg.run(exp, task, v, work / f"{v.name}.db")
+
+    take_turns(exp.plugins, [(v.name, job(v), work / f"{v.name}.clock.jsonl") for v in SEARCHERS])
+
+
+# -- reading the runs -----------------------------------------------------------------------
+
+def own_seconds(ticks: Sequence[Tick], trials: int) -> tuple[float, ...]:
+    """Seconds of a run's own clock after each of its first ``trials`` trials (the
+    clock at the end of the turn that measured it)."""
+    out, i = [], 0
+    for n in range(1, trials + 1):
+        while i < len(ticks) and ticks[i].trials < n:
+            i += 1
+        out.append(ticks[i].seconds if i < len(ticks) else float("nan"))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class TurnsResult:
+    task: Task
+    match: float
+    curves: dict[str, rg.Curve]
+
+    @property
+    def reference(self) -> float:
+        return self.curves[rg.REFERENCE].final if rg.REFERENCE in self.curves else 0.0
+
+    def reach(self, name: str) -> tuple[int | None, float | None]:
+        c = self.curves.get(name)
+        return c.reach(rg.MARK * self.reference) if c else (None, None)
+
+
+def layer_turns(exp: rg.Experiment, task: Task) -> TurnsResult:
+    work = turns_dir(exp, task)
+    curves = {}
+    for v in SEARCHERS:
+        c = rg.curve(work / f"{v.name}.db", task, v.searcher, exp.budget(v.name))
+        curves[v.name] = replace(c, seconds=own_seconds(read_clock(work / f"{v.name}.clock.jsonl"),
+                                                        len(c.best)))
+    match = 0.0
+    if (work / "gga.db").exists():
+        store = HistoryStore.open(work / "gga.db", create=False)
+        try:
+            _, space = build_space(exp.plugins, task, exp.target,
+                                   TuneOptions(space_generator=exp.space_generator))
+            match = best_match_score(store.reader(), space, exp.target)
+        finally:
+            store.close()
+    return TurnsResult(task, match, curves)
+
+
+# -- the report -------------------------------------------------------------------------------
+
+def verdict(res: TurnsResult) -> dict[str, bool | None]:
+    """The three targets on one layer (None where it cannot be told)."""
+    _, g = res.reach("gga")
+    _, x = res.reach("xgb")
+    _, a = res.reach("ga")
+    gga_final = res.curves["gga"].final if "gga" in res.curves else 0.0
+    return {
+        "5x xgb": None if x is None else (g is not None and x >= 5 * g),
+        "3x ga": None if g is None and a is None else (g is not None and (a is None or a >= 3 * g)),
+        "0.98 final": None if res.reference <= 0 else gga_final >= 0.98 * res.reference,
+    }
+
+
+def plot(res: TurnsResult, path: Path) -> None:
+    """Best-so-far GFLOPS against each searcher's own seconds."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for name, c in res.curves.items():
+        if c.best:
+            ax.step(c.seconds, c.best, where="post", label=name)
+    if res.reference > 0:
+        ax.axhline(rg.MARK * res.reference, color="grey", linestyle="--", linewidth=0.8,
+                   label=f"{rg.MARK:.0%} of xgb best")
+    ax.set_xscale("log")
+    ax.set_xlabel("own seconds (log scale)")
+    ax.set_ylabel("best GFLOPS so far")
+    ax.set_title(f"{res.task.name}, taking turns", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, command: str) -> Path:
+    lines = ["# GGA leave-one-out, searchers taking turns on the machine", "", header, "",
+             f"Command: `{command}`", "",
+             "xgb, gga and ga tune each layer at the same time, taking turns batch by batch; "
+             "seconds are each searcher's own clock (the time it held the machine: setup, "
+             "search, builds, timing, recording). The 95% mark is of xgb's best in the same "
+             f"turns. Budgets: {', '.join(f'{v.name} {exp.budget(v.name)}' for v in SEARCHERS)} "
+             f"trials; seed {exp.seed}; batches of {exp.batch_size}.", ""]
+    periods = [c.period for r in results for c in r.curves.values() if c.period]
+    if periods:
+        lines += [f"Measured from {min(p[0] for p in periods)} to {max(p[1] for p in periods)} UTC.", ""]
+    lines += ["| layer | match | searcher | trials | best GFLOPS | / xgb | trials to 95% | "
+              "own seconds to 95% | own seconds in all |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        for name, c in r.curves.items():
+            t, s = r.reach(name)
+            total = c.seconds[-1] if c.seconds else None
+            rel = f"{c.final / r.reference:.3f}" if r.reference > 0 else "-"
+            lines.append(f"| {r.task.name} | {r.match:.3f} | {name} | {len(c.best)} | "
+                         f"{rg._fmt(c.final)} | {rel} | {rg._fmt(t, 'd')} | {rg._fmt(s)} | "
+                         f"{rg._fmt(total)} |")
+    lines += ["", "| layer | gga / xgb seconds to 95% | speed-up (>= 5x) | ga seconds | "
+              "speed-up over ga (>= 3x) | gga final / xgb (>= 0.98) |", "|---|---|---|---|---|---|"]
+    met = {k: [0, 0] for k in ("5x xgb", "3x ga", "0.98 final")}
+    for r in results:
+        _, g = r.reach("gga")
+        _, x = r.reach("xgb")
+        _, a = r.reach("ga")
+        v = verdict(r)
+        for k, ok in v.items():
+            if ok is not None:
+                met[k][0] += int(ok)
+                met[k][1] += 1
+        final = f"{r.curves['gga'].final / r.reference:.3f}" if r.reference > 0 else "-"
+        png = f"turns-{r.task.name}.png"
+        over_ga = "ga never reached it" if a is None and g is not None else rg._ratio(a, g)
+        lines.append(f"| [{r.task.name}]({png}) | {rg._fmt(g)} / {rg._fmt(x)} | {rg._ratio(x, g)} | "
+                     f"{rg._fmt(a)} | {over_ga} | {final} |")
+    lines += ["", "Targets met: " + "; ".join(
+        f"{k}: {ok} of {n}" for k, (ok, n) in met.items()) + " (a layer where xgb never "
+        "reached its own mark, or neither gga nor ga did, is not counted; ga that never "
+        "reached it counts as beaten).", ""]
+    exp.out.mkdir(parents=True, exist_ok=True)
+    for r in results:
+        plot(r, exp.out / f"turns-{r.task.name}.png")
+    path = exp.out / "gga-turns.md"
+    path.write_text("\n".join(lines))
+    return path
+
+
+# -- command line -----------------------------------------------------------------------------
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from machine import machine_header
+
+    from orchestrator.manager import load_plugins
+    from orchestrator.target import detect_host
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--layers", help="comma-separated layers to leave out [all resnet18_conv]")
+    ap.add_argument("--history-layers", help="layers whose xgb runs form the history [all]")
+    ap.add_argument("--budget", action="append", default=[], metavar="SEARCHER=TRIALS",
+                    help="trials of xgb, gga or ga [xgb=500, gga=300, ga=300; smoke 16 each]")
+    ap.add_argument("--db", default="runs/gga/base.db", help="base history database [%(default)s]")
+    ap.add_argument("--work", help="directory of the per-run databases [next to --db]")
+    ap.add_argument("--out", help="report directory [docs/results; smoke: WORK/report]")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-pruned", action="store_true", help="skip the pruned variants")
+    ap.add_argument("--report-only", action="store_true", help="report what the databases hold")
+    ap.add_argument("--smoke", action="store_true",
+                    help="CI smoke test: r18_l4ds against r18_l3ds's history, 16 trials each")
+    args = ap.parse_args(argv)
+
+    by_name = {t.name: t for t in rg.resnet_layers()}
+
+    def named(text: str | None, default: list[Task]) -> tuple[Task, ...]:
+        if not text:
+            return tuple(default)
+        unknown = [n for n in text.split(",") if n not in by_name]
+        if unknown:
+            ap.error(f"unknown layer(s) {', '.join(unknown)}; known: {', '.join(by_name)}")
+        return tuple(by_name[n] for n in text.split(","))
+
+    budgets = {v.name: (16 if args.smoke else DEFAULT_BUDGETS[v.name]) for v in SEARCHERS}
+    for k, val in rg._options(args.budget).items():
+        if k not in budgets or not isinstance(val, int) or val <= 0:
+            ap.error(f"--budget takes SEARCHER=TRIALS with SEARCHER one of "
+                     f"{', '.join(budgets)} and TRIALS > 0, got {k}={val}")
+        budgets[k] = val
+    if args.smoke:
+        layers = named(args.layers, [by_name["r18_l4ds"]])
+        history = named(args.history_layers, [by_name["r18_l3ds"], by_name["r18_l4ds"]])
+    else:
+        layers = named(args.layers, list(by_name.values()))
+        history = named(args.history_layers, list(by_name.values()))
+    db = Path(args.db)
+    work = Path(args.work) if args.work else db.parent / f"{db.stem}-runs"
+    out = Path(args.out) if args.out else (work / "report" if args.smoke else Path("docs/results"))
+    exp = rg.Experiment(
+        layers=layers, history_layers=history, trials=max(budgets.values()), budgets=budgets,
+        db=db, work=work, out=out, target=detect_host(), plugins=load_plugins(),
+        searcher_options={k: dict(v) for k, v in (rg.SMOKE_OPTIONS if args.smoke else {}).items()},
+        seed=args.seed, pruned=not args.no_pruned)
+    if not args.report_only:
+        if args.smoke or not db.exists():
+            if not args.smoke:
+                ap.error(f"{db} does not exist: run reproduce_gga.py --history-only --db {db} first")
+            rg.run_all(replace(exp, trials=budgets["xgb"], budgets={"xgb": budgets["xgb"]}),
+                       history_only=True)
+        for task, hist in layer_tasks(exp):
+            run_layer(exp, task, hist)
+    results = [layer_turns(exp, task) for task, _ in layer_tasks(exp)]
+    command = "python scripts/gga_turns.py " + " ".join(
+        shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    path = report(exp, results, machine_header(), command.strip())
+    print(f"report: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""scripts/turns.py and scripts/gga_turns.py: runs that take turns batch by batch, each
+timed by its own clock, on the synthetic conv space of the reproduce_gga tests (no TVM)."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+
+from history.store import HistoryStore
+from orchestrator.hookspecs import hookimpl
+from tests.plugins.gga.test_reproduce_script import toy_experiment
+from tests.scripts_under_test import load_script
+
+
+def test_the_baton_goes_round_and_skips_who_left():
+    turns = load_script("turns")
+    baton = turns.Baton(["a", "b", "c"])
+    log: list[str] = []
+
+    def body(name: str, rounds: int) -> None:
+        for _ in range(rounds):
+            baton.acquire(name)
+            log.append(name)
+            baton.release(name)
+        baton.acquire(name)
+        baton.leave(name)
+
+    threads = [threading.Thread(target=body, args=(n, k)) for n, k in (("a", 3), ("b", 1), ("c", 2))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=10)
+    assert not any(t.is_alive() for t in threads)
+    assert log == ["a", "b", "c", "a", "c", "a"]
+
+
+def test_own_seconds_are_the_clock_at_the_end_of_the_turn_that_measured_each_trial():
+    turns = load_script("turns")
+    gt = load_script("gga_turns")
+    ticks = [turns.Tick(2, 1.5), turns.Tick(10, 4.0), turns.Tick(18, 6.0)]
+    assert gt.own_seconds(ticks, 12) == (1.5, 1.5) + (4.0,) * 8 + (6.0, 6.0)
+
+
+class _Order:
+    """Which searcher each measured batch came from, in order."""
+
+    def __init__(self) -> None:
+        self.log: list[str] = []
+
+    @hookimpl
+    def orchestrator_results_measured(self, run, results, trials_done, best):
+        self.log.append(run.searcher)
+
+
+def test_searchers_take_turns_batch_by_batch_and_report_their_own_seconds(tmp_path):
+    rg = load_script("reproduce_gga")
+    gt = load_script("gga_turns")
+    turns = load_script("turns")
+    exp = toy_experiment(rg, tmp_path, "r18_l4ds", ("r18_l3ds", "r18_l4ds"), trials=24,
+                         budgets={"xgb": 24, "gga": 16, "ga": 16}, pruned=False)
+    rg.run_all(exp, history_only=True)  # the base history of both layers
+    order = _Order()
+    exp.plugins.pm.register(order)
+    (task, history), = gt.layer_tasks(exp)
+    assert [t.name for t in history] == ["r18_l3ds"]  # left out
+    gt.run_layer(exp, task, history)
+    # xgb, gga, ga in turn, each turn one measured batch; each needs three: xgb 3 x 8,
+    # gga its lead batch (one config: one core on the toy target), then 7 and 8
+    assert order.log == ["xgb", "gga", "ga"] * 3
+    work = gt.turns_dir(exp, task)
+    gga_ticks = turns.read_clock(work / "gga.clock.jsonl")
+    assert [t.trials for t in gga_ticks] == [1, 8, 16]
+    assert [t.trials for t in turns.read_clock(work / "xgb.clock.jsonl")] == [8, 16, 24]
+    assert all(a.seconds <= b.seconds for a, b in zip(gga_ticks, gga_ticks[1:]))
+    res = gt.layer_turns(exp, task)
+    assert len(res.curves["xgb"].best) == 24 and res.match == 1.0 and res.reference > 0
+    assert res.curves["gga"].seconds[0] == gga_ticks[0].seconds
+    text = gt.report(exp, [res], "header", "cmd").read_text()
+    assert "| r18_l4ds | 1.000 | gga | 16 |" in text and "Targets met:" in text
+    assert (exp.out / "turns-r18_l4ds.png").exists()
+    # a rerun resumes: nothing is measured again and the clocks do not move
+    exp.plugins.pm.unregister(order)
+    gt.run_layer(exp, task, history)
+    assert turns.read_clock(work / "gga.clock.jsonl") == gga_ticks
+    store = HistoryStore.open(work / "xgb.db", create=False)
+    assert store.count() == 24
+    store.close()
+
+
+def test_verdict_counts_a_ga_that_never_reached_the_mark_as_beaten():
+    rg = load_script("reproduce_gga")
+    gt = load_script("gga_turns")
+    task = rg.resnet_layers()[0]
+
+    def c(best, seconds):
+        return rg.Curve(tuple(best), tuple(seconds))
+
+    res = gt.TurnsResult(task, 1.0, {"xgb": c([50, 100], [10, 60]), "gga": c([99, 99], [2, 4]),
+                                     "ga": c([10, 20], [1, 2])})
+    assert gt.verdict(res) == {"5x xgb": True, "3x ga": True, "0.98 final": True}
+    slow = dataclasses.replace(res, curves={**res.curves, "gga": c([90, 96], [2, 20])})
+    assert gt.verdict(slow) == {"5x xgb": False, "3x ga": True, "0.98 final": False}
+
+
+def test_smoke_run_takes_turns_on_real_builds_and_reports(tmp_path):
+    """The script in its small real form: r18_l3ds's xgb history, then xgb, gga and ga on
+    r18_l4ds taking turns (16 trials each, real TVM builds and timing)."""
+    import re
+    import subprocess
+    import sys
+
+    from tests.scripts_under_test import SCRIPTS
+
+    db = tmp_path / "base.db"
+    cmd = [sys.executable, str(SCRIPTS / "gga_turns.py"), "--smoke", "--no-pruned", "--db", str(db)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = tmp_path / "base-runs" / "report"
+    text = (out / "gga-turns.md").read_text()
+    rows = {c[2]: c for line in text.splitlines() if line.startswith("| r18_l4ds | ")
+            for c in ([x.strip() for x in line.strip("|").split("|")],)}
+    assert sorted(rows) == ["ga", "gga", "xgb"]
+    assert all(c[3] == "16" and float(c[4]) > 0 for c in rows.values())
+    assert rows["xgb"][5] == "1.000"
+    assert re.search(r"Targets met: 5x xgb: \d of [01]; 3x ga: \d of [01]; 0.98 final: \d of 1", text)
+    assert (out / "turns-r18_l4ds.png").stat().st_size > 0
+    clocks = tmp_path / "base-runs" / "r18_l4ds" / "turns"
+    turns = load_script("turns")
+    for name in ("xgb", "gga", "ga"):
+        ticks = turns.read_clock(clocks / f"{name}.clock.jsonl")
+        assert ticks[-1].trials == 16 and ticks[-1].seconds > 0
