@@ -223,29 +223,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--layers", help="comma-separated layers to leave out [all resnet18_conv]")
-    ap.add_argument("--history-layers", help="layers whose xgb runs form the history [all]")
+    rg.add_run_arguments(ap)
     ap.add_argument("--budget", action="append", default=[], metavar="SEARCHER=TRIALS",
                     help="trials of xgb, gga or ga [xgb=500, gga=300, ga=300; smoke 16 each]")
-    ap.add_argument("--db", default="runs/gga/base.db", help="base history database [%(default)s]")
-    ap.add_argument("--work", help="directory of the per-run databases [next to --db]")
-    ap.add_argument("--out", help="report directory [docs/results; smoke: WORK/report]")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--no-pruned", action="store_true", help="skip the pruned variants")
-    ap.add_argument("--report-only", action="store_true", help="report what the databases hold")
     ap.add_argument("--smoke", action="store_true",
                     help="CI smoke test: r18_l4ds against r18_l3ds's history, 16 trials each")
     args = ap.parse_args(argv)
-
-    by_name = {t.name: t for t in rg.resnet_layers()}
-
-    def named(text: str | None, default: list[Task]) -> tuple[Task, ...]:
-        if not text:
-            return tuple(default)
-        unknown = [n for n in text.split(",") if n not in by_name]
-        if unknown:
-            ap.error(f"unknown layer(s) {', '.join(unknown)}; known: {', '.join(by_name)}")
-        return tuple(by_name[n] for n in text.split(","))
 
     budgets = {v.name: (16 if args.smoke else DEFAULT_BUDGETS[v.name]) for v in SEARCHERS}
     for k, val in rg._options(args.budget).items():
@@ -253,15 +236,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             ap.error(f"--budget takes SEARCHER=TRIALS with SEARCHER one of "
                      f"{', '.join(budgets)} and TRIALS > 0, got {k}={val}")
         budgets[k] = val
-    if args.smoke:
-        layers = named(args.layers, [by_name["r18_l4ds"]])
-        history = named(args.history_layers, [by_name["r18_l3ds"], by_name["r18_l4ds"]])
-    else:
-        layers = named(args.layers, list(by_name.values()))
-        history = named(args.history_layers, list(by_name.values()))
-    db = Path(args.db)
-    work = Path(args.work) if args.work else db.parent / f"{db.stem}-runs"
-    out = Path(args.out) if args.out else (work / "report" if args.smoke else Path("docs/results"))
+    layers, history = rg.chosen_layers(ap, args)
+    db, work, out = rg.run_paths(args)
     exp = rg.Experiment(
         layers=layers, history_layers=history, trials=max(budgets.values()), budgets=budgets,
         db=db, work=work, out=out, target=detect_host(), plugins=load_plugins(),

@@ -684,45 +684,22 @@ def _options(items: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    from machine import machine_header
-
-    from orchestrator.manager import load_plugins
-    from orchestrator.target import detect_host
-
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_run_arguments(ap: argparse.ArgumentParser) -> None:
+    """The options this script and ``gga_turns.py`` share: layers, databases, report."""
     ap.add_argument("--layers", help="comma-separated layers to leave out [all resnet18_conv]")
     ap.add_argument("--history-layers", help="layers whose xgb runs form the history [all]")
-    ap.add_argument("--trials", type=int, help="trial budget per searcher [500; smoke 8]")
-    ap.add_argument("--budget", action="append", default=[], metavar="VARIANT=TRIALS",
-                    help="budget of one variant (gga, tl, tl-nofilter, ga, xgb)")
     ap.add_argument("--db", default="runs/gga/base.db", help="base history database [%(default)s]")
     ap.add_argument("--work", help="directory of the per-run databases [next to --db]")
     ap.add_argument("--out", help="report and PNG directory [docs/results; smoke: WORK/report]")
-    ap.add_argument("--searcher-opt", action="append", default=[], metavar="SEARCHER:KEY=VALUE",
-                    help="option of one searcher, e.g. xgb:plan_size=16 (repeatable)")
-    ap.add_argument("--space", help="space generator [first that supports conv2d: cpu]")
-    ap.add_argument("--measurer", default="local")
-    ap.add_argument("--measurer-opt", action="append", default=[], metavar="KEY=VALUE")
-    ap.add_argument("--variant", action="append", default=[],
-                    metavar="NAME=SEARCHER[:KEY=VALUE,...]",
-                    help="also run and report a searcher with other options under its own "
-                         "name, e.g. gga-tasks=gga:seeding=tasks (repeatable)")
-    ap.add_argument("--remeasure", type=int, default=0, metavar="ROUNDS",
-                    help="after each layer, measure every searcher's best config again, "
-                         "ROUNDS rounds side by side, and report those ratios too [0: off]")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--no-pruned", action="store_true", help="skip the pruned variants")
     ap.add_argument("--report-only", action="store_true", help="report what the databases hold")
-    ap.add_argument("--history-only", action="store_true",
-                    help="only step 1: the xgb runs of every layer involved, no report "
-                         "(to split a long experiment: history first, then layer by layer)")
-    ap.add_argument("--smoke", action="store_true",
-                    help="CI smoke test: layer r18_l4ds with r18_l3ds as history, 8 trials each")
-    args = ap.parse_args(argv)
 
+
+def chosen_layers(ap: argparse.ArgumentParser,
+                  args: argparse.Namespace) -> tuple[tuple[Task, ...], tuple[Task, ...]]:
+    """The layers to leave out and the history layers that ``--layers`` and
+    ``--history-layers`` name (all by default; ``--smoke``: r18_l4ds against r18_l3ds)."""
     all_layers = resnet_layers()
     by_name = {t.name: t for t in all_layers}
 
@@ -735,13 +712,53 @@ def main(argv: Sequence[str] | None = None) -> int:
         return tuple(by_name[n] for n in text.split(","))
 
     if args.smoke:
-        layers = named(args.layers, [by_name["r18_l4ds"]])
-        history = named(args.history_layers, [by_name["r18_l3ds"], by_name["r18_l4ds"]])
-        trials = args.trials or 8
-    else:
-        layers = named(args.layers, all_layers)
-        history = named(args.history_layers, all_layers)
-        trials = args.trials or 500
+        return (named(args.layers, [by_name["r18_l4ds"]]),
+                named(args.history_layers, [by_name["r18_l3ds"], by_name["r18_l4ds"]]))
+    return named(args.layers, all_layers), named(args.history_layers, all_layers)
+
+
+def run_paths(args: argparse.Namespace) -> tuple[Path, Path, Path]:
+    """The base database, the directory of the per-run databases and the report's."""
+    db = Path(args.db)
+    work = Path(args.work) if args.work else db.parent / f"{db.stem}-runs"
+    out = Path(args.out) if args.out else (work / "report" if args.smoke else Path("docs/results"))
+    return db, work, out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from machine import machine_header
+
+    from orchestrator.manager import load_plugins
+    from orchestrator.target import detect_host
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_run_arguments(ap)
+    ap.add_argument("--trials", type=int, help="trial budget per searcher [500; smoke 8]")
+    ap.add_argument("--budget", action="append", default=[], metavar="VARIANT=TRIALS",
+                    help="budget of one variant (gga, tl, tl-nofilter, ga, xgb)")
+    ap.add_argument("--searcher-opt", action="append", default=[], metavar="SEARCHER:KEY=VALUE",
+                    help="option of one searcher, e.g. xgb:plan_size=16 (repeatable)")
+    ap.add_argument("--space", help="space generator [first that supports conv2d: cpu]")
+    ap.add_argument("--measurer", default="local")
+    ap.add_argument("--measurer-opt", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--variant", action="append", default=[],
+                    metavar="NAME=SEARCHER[:KEY=VALUE,...]",
+                    help="also run and report a searcher with other options under its own "
+                         "name, e.g. gga-tasks=gga:seeding=tasks (repeatable)")
+    ap.add_argument("--remeasure", type=int, default=0, metavar="ROUNDS",
+                    help="after each layer, measure every searcher's best config again, "
+                         "ROUNDS rounds side by side, and report those ratios too [0: off]")
+    ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--history-only", action="store_true",
+                    help="only step 1: the xgb runs of every layer involved, no report "
+                         "(to split a long experiment: history first, then layer by layer)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="CI smoke test: layer r18_l4ds with r18_l3ds as history, 8 trials each")
+    args = ap.parse_args(argv)
+
+    layers, history = chosen_layers(ap, args)
+    trials = args.trials or (8 if args.smoke else 500)
     searcher_options = {k: dict(v) for k, v in (SMOKE_OPTIONS if args.smoke else {}).items()}
     for item in args.searcher_opt:
         name, sep, rest = item.partition(":")
@@ -758,9 +775,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if extra[-1].name in known:
             ap.error(f"--variant name {extra[-1].name!r} is taken; choose another")
         known.add(extra[-1].name)
-    db = Path(args.db)
-    work = Path(args.work) if args.work else db.parent / f"{db.stem}-runs"
-    out = Path(args.out) if args.out else (work / "report" if args.smoke else Path("docs/results"))
+    db, work, out = run_paths(args)
     exp = Experiment(
         layers=layers, history_layers=history, trials=trials,
         budgets={k: int(v) for k, v in _options(args.budget).items()}, db=db, work=work, out=out,
