@@ -33,9 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reproduce_gga as rg  # noqa: E402  (sets TVM_NUM_THREADS before TVM loads)
 from turns import Tick, read_clock, take_turns  # noqa: E402
 
-from history.similarity import best_match_score  # noqa: E402
 from history.store import HistoryStore  # noqa: E402
-from orchestrator.loop import TuneOptions, build_space  # noqa: E402
 from orchestrator.task import Task  # noqa: E402
 
 SEARCHERS = (rg.XGB, rg.Variant("gga", "gga"), rg.Variant("ga", "ga", uses_history=False))
@@ -112,16 +110,7 @@ def layer_turns(exp: rg.Experiment, task: Task) -> TurnsResult:
         c = rg.curve(work / f"{v.name}.db", task, v.searcher, exp.budget(v.name))
         curves[v.name] = replace(c, seconds=own_seconds(read_clock(work / f"{v.name}.clock.jsonl"),
                                                         len(c.best)))
-    match = 0.0
-    if (work / "gga.db").exists():
-        store = HistoryStore.open(work / "gga.db", create=False)
-        try:
-            _, space = build_space(exp.plugins, task, exp.target,
-                                   TuneOptions(space_generator=exp.space_generator))
-            match = best_match_score(store.reader(), space, exp.target)
-        finally:
-            store.close()
-    return TurnsResult(task, match, curves)
+    return TurnsResult(task, rg.match_score(exp, task, work / "gga.db"), curves)
 
 
 # -- the report -------------------------------------------------------------------------------

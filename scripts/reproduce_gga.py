@@ -404,17 +404,21 @@ def layer_result(exp: Experiment, task: Task, is_pruned: bool) -> LayerResult:
         db = _run_db(exp, task, v) if (v is not XGB or is_pruned) else exp.db
         curves[v.name] = curve(db, task, v.searcher, exp.budget(v.name))
     ref = curves[REFERENCE].final
-    store = HistoryStore.open(_run_db(exp, task, VARIANTS[0]), create=False) \
-        if _run_db(exp, task, VARIANTS[0]).exists() else None
-    match = 0.0
-    if store is not None:
-        try:
-            _, space = build_space(exp.plugins, task, exp.target,
-                                   TuneOptions(space_generator=exp.space_generator))
-            match = best_match_score(store.reader(), space, exp.target)
-        finally:
-            store.close()
-    return LayerResult(task, ref, match, curves)
+    return LayerResult(task, ref, match_score(exp, task, _run_db(exp, task, VARIANTS[0])), curves)
+
+
+def match_score(exp: Experiment, task: Task, db: Path) -> float:
+    """The best match score of ``task`` against the history seeded into ``db`` (0 if
+    ``db`` does not exist yet)."""
+    if not db.exists():
+        return 0.0
+    store = HistoryStore.open(db, create=False)
+    try:
+        _, space = build_space(exp.plugins, task, exp.target,
+                               TuneOptions(space_generator=exp.space_generator))
+        return best_match_score(store.reader(), space, exp.target)
+    finally:
+        store.close()
 
 
 # -- reporting --------------------------------------------------------------------------
