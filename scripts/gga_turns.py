@@ -233,9 +233,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         searcher_options={k: dict(v) for k, v in (rg.SMOKE_OPTIONS if args.smoke else {}).items()},
         seed=args.seed, pruned=not args.no_pruned)
     if not args.report_only:
-        if args.smoke or not db.exists():
-            if not args.smoke:
-                ap.error(f"{db} does not exist: run reproduce_gga.py --history-only --db {db} first")
+        if not args.smoke and not db.exists():
+            ap.error(f"{db} does not exist: run reproduce_gga.py --history-only --db {db} first")
+        if args.smoke:  # the smoke run measures its own small history
             rg.run_all(replace(exp, trials=budgets["xgb"], budgets={"xgb": budgets["xgb"]}),
                        history_only=True)
         for task, hist in layer_tasks(exp):
