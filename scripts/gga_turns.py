@@ -44,14 +44,6 @@ def turns_dir(exp: rg.Experiment, task: Task) -> Path:
     return exp.work / (task.name or task.key_hash) / "turns"
 
 
-def layer_tasks(exp: rg.Experiment) -> list[tuple[Task, list[Task]]]:
-    """Every left-out layer with its history layers, then the pruned ones with all."""
-    out = [(t, [h for h in exp.history_layers if h.key != t.key]) for t in exp.layers]
-    if exp.pruned:
-        out += [(rg.pruned(t), list(exp.history_layers)) for t in exp.layers]
-    return out
-
-
 def run_layer(exp: rg.Experiment, task: Task, history: Sequence[Task]) -> None:
     """The searchers of :data:`SEARCHERS` on ``task`` at once, taking turns (resumes)."""
     base = HistoryStore.open(exp.db, create=False)
@@ -238,9 +230,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.smoke:  # the smoke run measures its own small history
             rg.run_all(replace(exp, trials=budgets["xgb"], budgets={"xgb": budgets["xgb"]}),
                        history_only=True)
-        for task, hist in layer_tasks(exp):
-            run_layer(exp, task, hist)
-    results = [layer_turns(exp, task) for task, _ in layer_tasks(exp)]
+        for job in rg.left_out(exp):
+            run_layer(exp, job.task, job.history)
+    results = [layer_turns(exp, job.task) for job in rg.left_out(exp)]
     command = "python scripts/gga_turns.py " + " ".join(
         shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
     path = report(exp, results, machine_header(), command.strip())

@@ -238,6 +238,26 @@ def run(exp: Experiment, task: Task, variant: Variant, db: HistoryStore | Path) 
             store.close()
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """A layer tuned with the history of ``history`` (a pruned variant: of every layer)."""
+
+    task: Task
+    history: list[Task]
+    is_pruned: bool
+
+
+def left_out(exp: Experiment) -> list[LeftOut]:
+    """Each layer of ``exp`` with the other history layers, then (with ``exp.pruned``)
+    its pruned variant with all of them."""
+    out = []
+    for task in exp.layers:
+        out.append(LeftOut(task, [t for t in exp.history_layers if t.key != task.key], False))
+        if exp.pruned:
+            out.append(LeftOut(pruned(task), list(exp.history_layers), True))
+    return out
+
+
 def run_all(exp: Experiment, history_only: bool = False) -> None:
     """Steps 1 to 3 of the module docstring (step 1 alone with ``history_only``)."""
     exp.db.parent.mkdir(parents=True, exist_ok=True)
@@ -248,23 +268,19 @@ def run_all(exp: Experiment, history_only: bool = False) -> None:
             run(exp, task, XGB, base)
         if history_only:
             return
-        for task in exp.layers:
-            others = [t for t in exp.history_layers if t.key != task.key]
-            exp.log(f"leave-one-out {task.name}: history of {len(others)} other layers")
-            for v in exp.variants:
+        for job in left_out(exp):
+            task = job.task
+            if job.is_pruned:  # no xgb history of its own: xgb runs here as well
+                exp.log(f"pruned {task.name} ({task.label()})")
+                variants = (*exp.variants, XGB)
+            else:
+                exp.log(f"leave-one-out {task.name}: history of {len(job.history)} other layers")
+                variants = exp.variants
+            for v in variants:
                 path = _run_db(exp, task, v)
-                seed_history(base, path, others if v.uses_history else [], exp.target)
+                seed_history(base, path, job.history if v.uses_history else [], exp.target)
                 run(exp, task, v, path)
-            remeasure(exp, task, False)
-            if exp.pruned:
-                p = pruned(task)
-                exp.log(f"pruned {p.name} ({p.label()})")
-                for v in (*exp.variants, XGB):
-                    path = _run_db(exp, p, v)
-                    seed_history(base, path, exp.history_layers if v.uses_history else [],
-                                 exp.target)
-                    run(exp, p, v, path)
-                remeasure(exp, p, True)
+            remeasure(exp, task, job.is_pruned)
     finally:
         base.close()
 

@@ -136,6 +136,21 @@ def test_tl_filter_verdict_calls_areas_equal_to_three_decimals_the_same(tmp_path
     assert "not faster" in rg.verdicts(result((90.0,) * 4, (99.0,) * 4), exp)[-1]
 
 
+def test_left_out_pairs_each_layer_with_the_others_then_its_pruned_variant_with_all(tmp_path):
+    rg = load_script("reproduce_gga")
+    layers = {t.name: t for t in rg.resnet_layers()}
+    names = ("r18_l3ds", "r18_l4ds")
+    exp = dataclasses.replace(toy_experiment(rg, tmp_path, "r18_l4ds", names),
+                  layers=(layers["r18_l3ds"], layers["r18_l4ds"]), pruned=True)
+    jobs = rg.left_out(exp)
+    assert [(j.task.name, [h.name for h in j.history], j.is_pruned) for j in jobs] == [
+        ("r18_l3ds", ["r18_l4ds"], False),
+        (rg.pruned(layers["r18_l3ds"]).name, list(names), True),
+        ("r18_l4ds", ["r18_l3ds"], False),
+        (rg.pruned(layers["r18_l4ds"]).name, list(names), True)]
+    assert [j.task.name for j in rg.left_out(dataclasses.replace(exp, pruned=False))] == list(names)
+
+
 def test_pruned_channels_are_odd_and_composite():
     rg = load_script("reproduce_gga")
     assert [rg.odd_channels(n) for n in (3, 64, 128, 256, 512)] == [3, 57, 125, 253, 507]

@@ -61,7 +61,8 @@ def test_searchers_take_turns_batch_by_batch_and_report_their_own_seconds(tmp_pa
     rg.run_all(exp, history_only=True)  # the base history of both layers
     order = _Order()
     exp.plugins.pm.register(order)
-    (task, history), = gt.layer_tasks(exp)
+    (job,) = rg.left_out(exp)
+    task, history = job.task, job.history
     assert [t.name for t in history] == ["r18_l3ds"]  # left out
     gt.run_layer(exp, task, history)
     # xgb, gga, ga in turn, each turn one measured batch; each needs three: xgb 3 x 8,
