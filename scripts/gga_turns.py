@@ -224,15 +224,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         db=db, work=work, out=out, target=detect_host(), plugins=load_plugins(),
         searcher_options={k: dict(v) for k, v in (rg.SMOKE_OPTIONS if args.smoke else {}).items()},
         seed=args.seed, pruned=not args.no_pruned)
+    jobs = rg.left_out(exp)
     if not args.report_only:
         if not args.smoke and not db.exists():
             ap.error(f"{db} does not exist: run reproduce_gga.py --history-only --db {db} first")
         if args.smoke:  # the smoke run measures its own small history
             rg.run_all(replace(exp, trials=budgets["xgb"], budgets={"xgb": budgets["xgb"]}),
                        history_only=True)
-        for job in rg.left_out(exp):
+        for job in jobs:
             run_layer(exp, job.task, job.history)
-    results = [layer_turns(exp, job.task) for job in rg.left_out(exp)]
+    results = [layer_turns(exp, job.task) for job in jobs]
     command = "python scripts/gga_turns.py " + " ".join(
         shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
     path = report(exp, results, machine_header(), command.strip())

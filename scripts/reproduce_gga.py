@@ -243,7 +243,7 @@ class LeftOut:
     """A layer tuned with the history of ``history`` (a pruned variant: of every layer)."""
 
     task: Task
-    history: list[Task]
+    history: tuple[Task, ...]
     is_pruned: bool
 
 
@@ -252,9 +252,10 @@ def left_out(exp: Experiment) -> list[LeftOut]:
     its pruned variant with all of them."""
     out = []
     for task in exp.layers:
-        out.append(LeftOut(task, [t for t in exp.history_layers if t.key != task.key], False))
+        out.append(LeftOut(task, tuple(t for t in exp.history_layers if t.key != task.key),
+                           False))
         if exp.pruned:
-            out.append(LeftOut(pruned(task), list(exp.history_layers), True))
+            out.append(LeftOut(pruned(task), tuple(exp.history_layers), True))
     return out
 
 

@@ -141,7 +141,7 @@ def test_left_out_pairs_each_layer_with_the_others_then_its_pruned_variant_with_
     layers = {t.name: t for t in rg.resnet_layers()}
     names = ("r18_l3ds", "r18_l4ds")
     exp = dataclasses.replace(toy_experiment(rg, tmp_path, "r18_l4ds", names),
-                  layers=(layers["r18_l3ds"], layers["r18_l4ds"]), pruned=True)
+                              layers=(layers["r18_l3ds"], layers["r18_l4ds"]), pruned=True)
     jobs = rg.left_out(exp)
     assert [(j.task.name, [h.name for h in j.history], j.is_pruned) for j in jobs] == [
         ("r18_l3ds", ["r18_l4ds"], False),
