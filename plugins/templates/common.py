@@ -129,6 +129,23 @@ def annotate_unroll(sch: Any, loop: Any, steps: int) -> None:
         sch.annotate(loop, "pragma_unroll_explicit", 1)
 
 
+def vectorize_at_most(sch: Any, loop: Any, width: int) -> None:
+    """Vectorize ``loop`` at most ``width`` lanes at a time.
+
+    A longer loop is split by its largest divisor up to ``width`` and only the inner
+    part vectorized; with no divisor of 2 or more the loop stays scalar (LLVM may still
+    vectorize it). A copy vectorized across a whole row (a 3072-lane vector for a dense
+    accumulator's write-back) made LLVM spend up to 30 s generating code for one config.
+    """
+    extent = int(sch.get(loop).extent)
+    if extent <= width:
+        sch.vectorize(loop)
+        return
+    inner = max(d for d in divisors(extent) if d <= width)
+    if inner >= 2:
+        sch.vectorize(sch.split(loop, [None, inner])[1])
+
+
 def find_block(sch: Any, name: str) -> Any | None:
     """The block called ``name``, or None if the PrimFunc has none."""
     try:

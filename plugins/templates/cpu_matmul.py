@@ -27,6 +27,7 @@ from plugins.templates.common import (
     round_up,
     split_knob,
     vector_widths,
+    vectorize_at_most,
     vectors,
 )
 
@@ -159,7 +160,7 @@ def apply(sch: Any, task: Task, config: Config, target: TargetInfo) -> None:
 
     acc_loop = j1 if acc_at == "inner" else j0
     if s.padded:
-        writeback = _padding_blocks(sch, block)
+        writeback = _padding_blocks(sch, block, 4 * target.simd_lanes_fp32)
         sch.reverse_compute_at(writeback, acc_loop)
     else:
         writeback = sch.cache_write(block, 0, "global")
@@ -172,8 +173,9 @@ def apply(sch: Any, task: Task, config: Config, target: TargetInfo) -> None:
     sch.unroll(i3)
     sch.vectorize(j3)
     sch.decompose_reduction(block, k0)
-    wl = sch.get_loops(writeback)
-    sch.vectorize(wl[-1])
+    # The write-back row spans the accumulator's columns (all N with acc_at=outer):
+    # vectorized a register tile's width at a time, as the tile computes it.
+    vectorize_at_most(sch, sch.get_loops(writeback)[-1], tj[3])
 
 
 def _pad_factor(extent: int, padded: int) -> int:
@@ -183,12 +185,13 @@ def _pad_factor(extent: int, padded: int) -> int:
     return next(f for f in (8, 16, 32, 64, padded) if round_up(extent, f) == padded)
 
 
-def _padding_blocks(sch: Any, block: Any) -> Any:
-    """Schedule pad_einsum's input copies (parallel, vectorized) and return the block
-    that copies the padded output back (it then serves as the accumulator write-back)."""
+def _padding_blocks(sch: Any, block: Any, width: int) -> Any:
+    """Schedule pad_einsum's input copies (parallel, vectorized ``width`` lanes at a
+    time) and return the block that copies the padded output back (it then serves as
+    the accumulator write-back)."""
     for producer in sch.get_producers(block):
         loops = sch.get_loops(producer)
-        sch.vectorize(loops[-1])
+        vectorize_at_most(sch, loops[-1], width)
         if len(loops) > 1:
             sch.parallel(sch.fuse(*loops[:-1]))
     (consumer,) = sch.get_consumers(block)

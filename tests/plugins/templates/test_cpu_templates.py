@@ -231,3 +231,30 @@ def test_bench_script_helpers_without_tuning(monkeypatch):
     assert len(entries[0].latencies) == 2 and not entries[1].latencies
     text = bench.render([(bert, entries)], trials=4, ms_trials=0, mcpu="test")
     assert "| bert_ffn1 |" in text and "n/a" in text and "TVM_NUM_THREADS" in text
+
+
+def _vectorized_extents(stmt) -> list[int]:
+    from plugins.tuna.tirwalk import child_stmts, const_int, kind_name
+
+    out = []
+    if hasattr(stmt, "loop_var") and kind_name(stmt) == "vectorized":
+        out.append(const_int(stmt.extent))
+    for child in child_stmts(stmt):
+        out += _vectorized_extents(child)
+    return out
+
+
+@pytest.mark.parametrize("shape", [dict(M=64, K=32, N=1024), dict(M=60, K=32, N=1000)],
+                         ids=["exact", "padded"])
+def test_matmul_vectorizes_at_most_a_register_tile_row(gen, target, shape):
+    # acc_at=outer writes back rows as long as N; vectorized whole, a 3072-lane row
+    # took LLVM ~26 s to compile on bert_ffn1 (template bug found in stop 23).
+    task = _task("dense", shape)
+    space = gen.generate(task, target)
+    tile_j = max(space.knob("tile_j").choices, key=lambda c: c[0] == 1 and c[3] == 16)
+    cfg = _config_with(space, acc_at="outer", tile_j=tile_j)
+    mod = apply_config(task, cfg, target)
+    widths = _vectorized_extents(mod["main"].body)
+    assert widths and max(widths) <= 4 * target.simd_lanes_fp32, widths
+    got, expected = _run(task, mod, target)
+    np.testing.assert_allclose(got, expected, rtol=1e-3, atol=1e-3, err_msg=cfg.key)
