@@ -18,7 +18,8 @@ SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "reproduce_tuna.py"
 def test_smoke_run_measures_analyzes_tunes_and_reports(tmp_path):
     db, out = tmp_path / "ref.db", tmp_path / "tuna.md"
     cmd = [sys.executable, str(SCRIPT), "--smoke", "--workloads", "mb_dw13", "--sample", "6",
-           "--static-trials", "8", "--no-lowo", "--db", str(db), "--out", str(out)]
+           "--static-trials", "8", "--no-lowo", "--db", str(db), "--out", str(out),
+           "--feature-cache", str(tmp_path / "features")]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-2000:]
     text = out.read_text()
@@ -29,7 +30,7 @@ def test_smoke_run_measures_analyzes_tunes_and_reports(tmp_path):
     found = float(cells[13].rstrip("%"))                        # e2e best / sample best
     assert found > 0
     assert re.fullmatch(r"\d+ \+ \d+ of \d+", cells[14])        # static s + verify s of sample s
-    assert "Smoke run" in text and "configs/s/core" in text
+    assert "Smoke run" in text and "configs/s/core** (cold cache)" in text
     # The caches with their ways (or '?' where Linux does not say), and where the
     # coefficients come from: a fit with its data, or the prior.
     assert re.search(r"L1d \d+ KiB (\d+|\?)-way, L2 \d+ KiB (\d+|\?)-way\.", text)
@@ -57,10 +58,13 @@ def test_smoke_run_measures_analyzes_tunes_and_reports(tmp_path):
         store.close()
     assert 3 <= len(set(again)) <= 6 and set(collections.Counter(again).values()) == {3}
     assert 0 < len(verified & set(again)) <= 3
-    # a rerun reuses the measured sample (nothing measured twice) and still reports
+    # a rerun reuses the measured sample (nothing measured twice) and the sample's
+    # features (nothing analyzed twice), and still reports
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert again.returncode == 0, again.stderr[-2000:]
     assert "measuring 6 configs" not in again.stderr
+    assert "static analysis: 0 configs" in again.stderr
+    assert "all 6 configs' features came from the feature cache" in out.read_text()
 
 
 def test_an_unknown_operator_is_a_one_line_error(tmp_path):
