@@ -562,13 +562,16 @@ def report(args: argparse.Namespace, target: TargetInfo, coefficients: Coefficie
         lines += ["", "**Smoke run: samples of fewer than 100 configs; the figures only show "
                       "that the pipeline works.**"]
     sampled = sum(len(w.sample) for w, _, _ in rows)
-    cached = f"; the other {sampled - analyzed} came from the feature cache" \
-        if analyzed < sampled else " (cold cache)"
+    if not analyzed:
+        analysis = (f"Static analysis: not timed; all {sampled} configs' features came from "
+                    f"the feature cache.")
+    else:
+        cached = (f"; the other {sampled - analyzed} came from the feature cache"
+                  if analyzed < sampled else " (cold cache)")
+        analysis = (f"Static analysis: {analyzed} configs in {static_wall:.1f} s wall with "
+                    f"{workers} worker(s): **{_f(throughput, 2)} configs/s/core**{cached}.")
     lines += [
-        "", f"Static analysis: {analyzed} configs in {static_wall:.1f} s wall with {workers} "
-                f"worker(s): **{_f(throughput, 2)} configs/s/core**{cached}." if analyzed else
-        f"Static analysis: not timed; all {sampled} configs' features came from the feature "
-        f"cache.", "",
+        "", analysis, "",
         "Definitions: top-k = sum of the k best measured latencies of the sample / sum of the "
         "measured latencies of the k configs the model ranks best (paper's top-k performance "
         "ratio against the sample's true ranking). Sample's static top 10: best = best sample "
