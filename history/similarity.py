@@ -24,6 +24,7 @@ Everything here works on the generic knob API (:class:`SplitKnob` extents and ch
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ def _split_value(config: Config, name: str) -> tuple[int, ...] | None:
     return factors if min(factors) >= 1 else None
 
 
+@functools.lru_cache(maxsize=4096)
 def knob_match(record_extent: int, input_extent: int) -> float:
     """One term of equation 1: |factors(h) ∩ factors(i)| / |factors(h)|."""
     mine = set(divisors(record_extent))
@@ -243,9 +245,12 @@ def score_records(records: Iterable[tuple[Task, MeasureResult]], space: Space,
                   omega: float = DEFAULT_OMEGA) -> list[ScoredRecord]:
     """Every record scored against ``space``'s task, best filtering metric first."""
     extents = split_extents(space)
+    flops: dict[str, int] = {}
     out = []
     for task, r in records:
-        gflops = r.gflops(task.flops)
+        if task.key not in flops:
+            flops[task.key] = task.flops
+        gflops = r.gflops(flops[task.key])
         s = match_score(r.config, extents)
         g = utilization(r.config, extents)
         out.append(ScoredRecord(task, r, gflops, s, g, gflops * g * s ** omega))

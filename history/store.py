@@ -338,15 +338,35 @@ class HistoryStore:
 
     def records(self, *, where: Sequence[Any] = (), limit: int | None = None) -> list[Record]:
         """Every measurement matching SQLAlchemy expressions on the models, oldest first."""
-        stmt = (select(MeasurementRow, ConfigRow.key, TaskRow, TargetRow.key)
-                .join(ConfigRow, ConfigRow.id == MeasurementRow.config_id)
-                .join(TaskRow, TaskRow.id == MeasurementRow.task_id)
-                .join(TargetRow, TargetRow.id == MeasurementRow.target_id)
-                .where(*where).order_by(MeasurementRow.id))  # type: ignore[arg-type]
+        # Plain columns, not ORM objects: searchers load thousands of records at a start.
+        m = MeasurementRow
+        stmt = (select(m.id, m.run_id, m.status, m.latencies, m.build_seconds,  # type: ignore[call-overload]
+                       m.run_seconds, m.error, m.measurer, m.created_at, ConfigRow.key,
+                       TaskRow.id, TaskRow.op, TaskRow.shape, TaskRow.dtype, TaskRow.name,
+                       TargetRow.key)
+                .join(ConfigRow, ConfigRow.id == m.config_id)
+                .join(TaskRow, TaskRow.id == m.task_id)
+                .join(TargetRow, TargetRow.id == m.target_id)
+                .where(*where).order_by(m.id))
         if limit is not None:
             stmt = stmt.limit(limit)
+        tasks: dict[int, Task] = {}  # rows share a few tasks: build (and validate) each once
+        out = []
         with Session(self.engine) as s:
-            return [_to_record(m, ck, t, tk) for m, ck, t, tk in s.exec(stmt)]
+            for (mid, run_id, status, latencies, build_s, run_s, error, measurer, created,
+                 config_key, task_id, op, shape, dtype, name, target_key) in s.exec(stmt):
+                task = tasks.get(task_id)
+                if task is None:
+                    task = tasks[task_id] = Task.from_dict(
+                        {"op": op, "shape": json.loads(shape), "dtype": dtype, "name": name})
+                result = MeasureResult(config=Config.of(json.loads(config_key)),
+                                       status=MeasureStatus(status),
+                                       latencies=tuple(json.loads(latencies)),
+                                       build_seconds=build_s, run_seconds=run_s, error=error,
+                                       measurer=measurer)
+                out.append(Record(int(mid), run_id, task, target_key, result,
+                                  created.isoformat()))
+        return out
 
     def runs(self, *, where: Sequence[Any] = (), limit: int = 50) -> list[RunView]:
         """Runs, newest first, with their measured count and best latency."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import random
@@ -34,8 +35,15 @@ def factorizations(extent: int, parts: int) -> list[tuple[int, ...]]:
 
 
 def divisors(n: int) -> list[int]:
+    """The divisors of ``n``, ascending (a new list each call)."""
+    return list(_divisors(n))
+
+
+@functools.lru_cache(maxsize=4096)
+def _divisors(n: int) -> tuple[int, ...]:
+    # Scoring a history of thousands of records asks for the same few extents again and again.
     small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
-    return sorted(set(small + [n // d for d in small]))
+    return tuple(sorted(set(small + [n // d for d in small])))
 
 
 @dataclass(frozen=True)
@@ -104,8 +112,9 @@ class Config:
     def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self.values}
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
+        # Cached: searchers and the loop look configs up by key many times over.
         return canonical_json(self.to_dict())
 
     @property

@@ -102,6 +102,20 @@ def test_records_filter_with_sqlalchemy_expressions(db):
     assert SchemaInfo.__tablename__ == "schema_info"
 
 
+def test_records_of_several_tasks_carry_each_row_its_own_task_and_result(db):
+    target_id = db.ensure_target(TOY_TARGET)
+    other = Task.create("dense", {"M": 64, "K": 64, "N": 32}, name="small")
+    toy, small = toy_results(n=3), toy_results(n=2, seed=1)
+    # interleaved, so that rows of one task are apart
+    for task, results in ((TOY_TASK, toy[:1]), (other, small), (TOY_TASK, toy[1:])):
+        db.record(run_id=None, task_id=db.ensure_task(task), target_id=target_id, results=results)
+    recs = db.records()
+    assert [r.result for r in recs] == toy[:1] + small + toy[1:]
+    assert [r.task for r in recs] == [TOY_TASK, other, other, TOY_TASK, TOY_TASK]
+    assert [r.task.name for r in recs] == [TOY_TASK.name, "small", "small", TOY_TASK.name, TOY_TASK.name]
+    assert all(r.target_key == TOY_TARGET.key and r.created_at for r in recs)
+
+
 def test_opening_a_missing_database_read_only_says_so(tmp_path):
     with pytest.raises(HistoryError, match="no history database"):
         HistoryStore.open(tmp_path / "none.db", create=False)

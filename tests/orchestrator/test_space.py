@@ -5,7 +5,7 @@ import random
 import pytest
 
 from orchestrator.errors import InvalidConfigError
-from orchestrator.space import ChoiceKnob, Config, Space, SplitKnob, factorizations
+from orchestrator.space import ChoiceKnob, Config, Space, SplitKnob, divisors, factorizations
 from orchestrator.testing import TOY_TASK, toy_space
 
 
@@ -14,6 +14,13 @@ def test_factorizations_are_exact_and_complete():
     assert all(a * b * c == 12 for a, b, c in f)
     assert len(f) == len(set(f)) == 18
     assert factorizations(7, 2) == [(1, 7), (7, 1)]
+
+
+def test_divisors_are_ascending_and_a_callers_list_is_its_own():
+    d = divisors(12)
+    assert d == [1, 2, 3, 4, 6, 12] and divisors(49) == [1, 7, 49] and divisors(1) == [1]
+    d.append(99)  # the cache behind it must not see this
+    assert divisors(12) == [1, 2, 3, 4, 6, 12]
 
 
 def test_split_knob_keeps_only_filtered_candidates():
