@@ -18,6 +18,19 @@ def cpu_model() -> str:
         return platform.processor() or "unknown CPU"
 
 
+def cpu_kind() -> str:
+    """The LLVM CPU name TVM detects and the widest SIMD, e.g. ``znver3, AVX2``: the
+    model name alone ("AMD EPYC") does not tell one generation from another."""
+    try:
+        from orchestrator.target import detect_host
+
+        host = detect_host()
+    except Exception:  # no TVM, or it cannot tell: the model name has to do
+        return ""
+    simd = {512: "AVX-512", 256: "AVX2"}.get(host.simd_bits, f"{host.simd_bits}-bit SIMD")
+    return f"{host.arch}, {simd}"
+
+
 def machine_header() -> str:
     """A markdown block naming the machine and software the figures were taken on."""
     try:
@@ -25,10 +38,11 @@ def machine_header() -> str:
     except PackageNotFoundError:
         tvm = "not installed"
     cores = len(os.sched_getaffinity(0))
+    kind = cpu_kind()
     return "\n".join([
         f"- Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
-        f"- Machine: {cpu_model()}, {cores} cores available, {platform.machine()}, "
-        f"Linux {platform.release()}",
+        f"- Machine: {cpu_model()}{f' ({kind})' if kind else ''}, {cores} cores available, "
+        f"{platform.machine()}, Linux {platform.release()}",
         f"- Python {platform.python_version()}, apache-tvm {tvm}, "
         f"TVM_NUM_THREADS={os.environ.get('TVM_NUM_THREADS', 'unset')}",
     ])

@@ -88,19 +88,40 @@ def test_searchers_take_turns_batch_by_batch_and_report_their_own_seconds(tmp_pa
     store.close()
 
 
-def test_verdict_counts_a_ga_that_never_reached_the_mark_as_beaten():
+def _curve(best, seconds):
+    return load_script("reproduce_gga").Curve(tuple(best), tuple(seconds))
+
+
+def _turns(**curves):
+    """A layer's turns result with the given (best-so-far, own seconds) curves."""
     rg = load_script("reproduce_gga")
+    return load_script("gga_turns").TurnsResult(
+        rg.resnet_layers()[0], 1.0, {name: _curve(*c) for name, c in curves.items()})
+
+
+def _with(res, **curves):
+    return dataclasses.replace(res, curves={**res.curves,
+                                            **{n: _curve(*c) for n, c in curves.items()}})
+
+
+def test_verdict_counts_a_ga_that_never_reached_the_mark_as_beaten():
     gt = load_script("gga_turns")
-    task = rg.resnet_layers()[0]
-
-    def c(best, seconds):
-        return rg.Curve(tuple(best), tuple(seconds))
-
-    res = gt.TurnsResult(task, 1.0, {"xgb": c([50, 100], [10, 60]), "gga": c([99, 99], [2, 4]),
-                                     "ga": c([10, 20], [1, 2])})
+    res = _turns(xgb=([50, 100], [10, 60]), gga=([99, 99], [2, 4]), ga=([10, 20], [1, 2]))
     assert gt.verdict(res) == {"5x xgb": True, "3x ga": True, "0.98 final": True}
-    slow = dataclasses.replace(res, curves={**res.curves, "gga": c([90, 96], [2, 20])})
+    slow = _with(res, gga=([90, 96], [2, 20]))
     assert gt.verdict(slow) == {"5x xgb": False, "3x ga": True, "0.98 final": False}
+
+
+def test_a_target_is_out_of_reach_where_the_mark_came_before_a_multiple_of_the_first_result():
+    gt = load_script("gga_turns")
+    # first results at 3 s (gga), 6 s (xgb, ga): 5x needs xgb at >= 15 s, 3x ga at >= 9 s
+    res = _turns(xgb=([90, 100], [6, 16]), gga=([90, 99], [3, 5]), ga=([99, 99], [6, 8]))
+    assert gt.first_result(res) == 3
+    assert gt.reachable(res) == {"5x xgb": True, "3x ga": False}
+    early = _with(res, xgb=([96, 100], [6, 16]))
+    assert gt.reachable(early)["5x xgb"] is False  # xgb's first batch reached 95 at 6 s
+    never = _with(res, ga=([10, 20], [6, 8]))
+    assert gt.reachable(never)["3x ga"] is True  # a ga that never reaches it can be beaten
 
 
 def test_smoke_run_takes_turns_on_real_builds_and_reports(tmp_path):
@@ -124,6 +145,7 @@ def test_smoke_run_takes_turns_on_real_builds_and_reports(tmp_path):
     assert all(c[3] == "16" and float(c[4]) > 0 for c in rows.values())
     assert rows["xgb"][5] == "1.000"
     assert re.search(r"Targets met: 5x xgb: \d of [01]; 3x ga: \d of [01]; 0.98 final: \d of 1", text)
+    assert re.search(r"Where they could be met: 5x xgb: \d of [01]; 3x ga: \d of [01]\.", text)
     assert (out / "turns-r18_l4ds.png").stat().st_size > 0
     clocks = tmp_path / "base-runs" / "r18_l4ds" / "turns"
     turns = load_script("turns")
