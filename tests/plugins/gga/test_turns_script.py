@@ -124,6 +124,15 @@ def test_a_target_is_out_of_reach_where_the_mark_came_before_a_multiple_of_the_f
     assert gt.reachable(never)["3x ga"] is True  # a ga that never reaches it can be beaten
 
 
+def test_speedups_at_other_marks():
+    gt = load_script("gga_turns")
+    res = _turns(xgb=([90, 100], [6, 16]), gga=([91, 99], [3, 5]), ga=([20, 30], [6, 8]))
+    assert gt.speedup(res, "xgb", 0.90) == "2.0x"  # 6 s against 3 s
+    assert gt.speedup(res, "xgb", 0.98) == "3.2x"  # 16 s against 5 s
+    assert gt.speedup(res, "ga", 0.90) == "ga never"
+    assert gt.speedup(_with(res, gga=([10, 20], [3, 5])), "xgb", 0.90) == "-"
+
+
 def test_smoke_run_takes_turns_on_real_builds_and_reports(tmp_path):
     """The script in its small real form: r18_l3ds's xgb history, then xgb, gga and ga on
     r18_l4ds taking turns (16 trials each, real TVM builds and timing)."""
