@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from history.similarity import (
     DEFAULT_OMEGA,
+    ScoredRecord,
+    adapt_config,
     candidate_configs,
     interleave_tasks,
     rank_history,
@@ -74,7 +76,11 @@ class GuidedGA:
     every seed), ``refit`` (False: an expertise mutation of a split knob only takes a
     factor that divides the extent beside the other inner factors; True: it may take any
     such factor, and the other inner factors are refitted around it, see
-    ``operators.refit_split``), ``lead`` (the number of configs in the first batch of
+    ``operators.refit_split``), ``refresh`` (0: off; N: after N generations in a row
+    whose children did not beat the best so far, half of the next generation is fresh
+    history candidates, records of the earlier tasks in turn that no generation has held
+    yet, so that genes the first seeds lack can enter by crossover; see
+    ``_fresh_candidates``), ``lead`` (the number of configs in the first batch of
     the first generation: by default the target's core count, one round of parallel
     builds; 0 = no lead batch). The best history candidate is the config ``fallback``
     would apply; proposing it and the next few alone, before the rest of the generation,
@@ -85,7 +91,7 @@ class GuidedGA:
     def __init__(self, population: int = 16, elite: int = 8, crossover_prob: float = 0.5,
                  elite_mutation_prob: float = 0.5, omega: float = DEFAULT_OMEGA,
                  probe: int | None = None, seeding: str = "metric",
-                 refit: bool = False, lead: int | None = None) -> None:
+                 refit: bool = False, lead: int | None = None, refresh: int = 0) -> None:
         if int(population) < 2:
             raise OrchestratorError(f"gga: population must be >= 2, got {population}")
         if int(elite) < 1:
@@ -104,6 +110,9 @@ class GuidedGA:
             raise OrchestratorError(f"gga: refit must be true or false, got {refit!r}")
         if lead is not None and int(lead) < 0:
             raise OrchestratorError(f"gga: lead must be >= 0, got {lead}")
+        if isinstance(refresh, bool) or not isinstance(refresh, int) or refresh < 0:
+            raise OrchestratorError(f"gga: refresh must be a whole number of generations "
+                                    f">= 0 (0 = off), got {refresh!r}")
         self.population_size = int(population)
         self.elite = int(elite)
         self.crossover_prob = float(crossover_prob)
@@ -112,6 +121,7 @@ class GuidedGA:
         self.probe = probe
         self.seeding, self.refit = seeding, refit
         self.lead = None if lead is None else int(lead)
+        self.refresh = refresh
 
     # -- Searcher protocol -------------------------------------------------------------
     def start(self, context: SearchContext) -> None:
@@ -133,6 +143,9 @@ class GuidedGA:
         want = self.population_size - len(known)
         n_probe = min(self.probe, want - 1) if want > 1 else 0
         scored = rank_history(context.history, self.space, context.target, self.omega) if want else []
+        self._reserve = self._fresh_candidates(scored) if self.refresh else iter(())
+        self._best_perf = max(self.perf.values(), default=0.0)
+        self._stalled = 0
         if self.seeding == "tasks":
             scored = interleave_tasks(scored)
         cands = [c for c, _ in candidate_configs(scored, self.space, want - n_probe,
@@ -211,7 +224,8 @@ class GuidedGA:
             self.rng, [(self.configs[k], self.perf[k]) for k in pool], self.population_size,
             keep=[self.configs[k] for k in keep])
         ranked = sorted(parents, key=lambda c: self._rank_key(c.key))
-        children = self._breed(ranked)
+        children = self._refreshed()
+        children += self._breed(ranked, self.population_size - len(children))
         children += self._fill(self.population_size - len(children), ranked + children)
         self.generation = [c.key for c in children]
         self.pending = children
@@ -235,11 +249,11 @@ class GuidedGA:
         out.append(child)
         return True
 
-    def _breed(self, ranked: list[Config]) -> list[Config]:
-        """Guided crossover or guided mutation, child by child, until P new configs."""
+    def _breed(self, ranked: list[Config], count: int) -> list[Config]:
+        """Guided crossover or guided mutation, child by child, until ``count`` new configs."""
         out: list[Config] = []
-        for _ in range(self.population_size * _ATTEMPTS_PER_CHILD):
-            if len(out) >= self.population_size:
+        for _ in range(count * _ATTEMPTS_PER_CHILD):
+            if len(out) >= count:
                 break
             made = None
             if len(ranked) >= 2 and self.rng.random() < self.crossover_prob:
@@ -255,6 +269,43 @@ class GuidedGA:
             if made is not None:
                 self._accept(*made, out)
         return out
+
+    def _refreshed(self) -> list[Config]:
+        """Fresh history candidates for half the next generation once the search has
+        stalled for ``refresh`` generations (none otherwise, or when history has none
+        left); counts the stalled generations."""
+        best = max(self.perf.values(), default=0.0)
+        self._stalled = 0 if best > self._best_perf else self._stalled + 1
+        self._best_perf = max(best, self._best_perf)
+        if not self.refresh or self._stalled < self.refresh:
+            return []
+        self._stalled = 0
+        out: list[Config] = []
+        for cfg in self._reserve:
+            if cfg.key not in self.seen:
+                self._accept(cfg, None, out)
+                if len(out) >= self.population_size // 2:
+                    break
+        if out:
+            log.info("gga: no better config for %d generations; %d fresh history candidates",
+                     self.refresh, len(out))
+        return out
+
+    def _fresh_candidates(self, scored: Sequence[ScoredRecord]) -> Iterator[Config]:
+        """History configs adapted to this space, lazily, one record of each earlier
+        task in turn (tasks by their best filtering metric, each task's records by
+        metric). The first generation's seeds often all come from the one task whose
+        records score highest and share that task's values; a stalled search needs
+        other values than those."""
+        tried: set[str] = set()
+        for rec in interleave_tasks(scored):
+            key = rec.result.config.key
+            if key in tried:
+                continue
+            tried.add(key)
+            cfg = adapt_config(rec.result.config, self.space)
+            if cfg is not None:
+                yield cfg
 
     def _probe(self, best: Config, count: int) -> list[Config]:
         """Up to ``count`` expertise mutations of ``best``, each on a knob not yet probed

@@ -9,6 +9,7 @@ import pytest
 
 from history.similarity import candidate_configs, interleave_tasks, rank_history
 from orchestrator.errors import OrchestratorError
+from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import ChoiceKnob, Config, SplitKnob, divisors
 from orchestrator.testing import SearcherConformance, toy_latency, toy_results, toy_space
 from orchestrator.testing.conformance import TOY_TARGET
@@ -262,3 +263,43 @@ def test_without_history_the_first_generation_is_sampled_and_search_goes_on():
 def test_probe_defaults_to_half_the_population():
     assert GuidedGA().probe == 8 and GuidedGA(population=6).probe == 3
     assert GuidedGA(population=6, probe=0).probe == 0
+
+
+class _WorseAfter:
+    """Measures the first ``n`` configs at 1 ms and every later one at 2 ms: no child
+    ever beats the first generation, so the search stalls."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.seen = n, 0
+
+    def measure(self, space, target, configs):
+        out = []
+        for c in configs:
+            self.seen += 1
+            out.append(MeasureResult(c, MeasureStatus.OK, (1e-3 if self.seen <= self.n else 2e-3,)))
+        return out
+
+
+def test_a_stalled_search_takes_fresh_history_candidates_from_every_task_in_turn():
+    history = toy_history([*NEAR, *FAR])
+    space = toy_space()
+    s = GuidedGA(refresh=2)
+    s.start(context(history))
+    measurer = _WorseAfter(16)
+    gens = [_drain(s, 16, measurer) for _ in range(4)]
+    before = {c.key for g in gens[:3] for c in g}
+    adapted = {c.key: rec.task for c, rec in candidate_configs(
+        interleave_tasks(rank_history(history, space, TOY_TARGET)), space, 1000)}
+    # generation 2 and 3 bred nothing better: generation 4 starts with 8 fresh seeds
+    fresh = gens[3][:8]
+    assert all(c.key in adapted and c.key not in before and c.key not in s.genes for c in fresh)
+    assert {adapted[c.key] for c in fresh} == {*NEAR, *FAR}  # not all from one task
+    assert all(c.key in s.genes for c in gens[3][8:])  # the other half is bred
+    assert not any(c.key in adapted and c.key not in s.genes for c in gens[1] + gens[2])
+
+
+def test_refresh_is_off_by_default_and_must_be_a_whole_number():
+    assert GuidedGA().refresh == 0
+    for bad in (-1, 1.5, "2", True):
+        with pytest.raises(OrchestratorError, match="refresh must be a whole number"):
+            GuidedGA(refresh=bad)
