@@ -42,12 +42,17 @@ SEARCHERS = (rg.XGB, rg.Variant("gga", "gga"), rg.Variant("ga", "ga", uses_histo
 DEFAULT_BUDGETS = {"xgb": 500, "gga": 300, "ga": 300}
 
 
+def searchers(exp: rg.Experiment) -> tuple[rg.Variant, ...]:
+    """xgb, gga and ga, then the ``--variant`` runs (each taking its turn after them)."""
+    return (*SEARCHERS, *exp.extra)
+
+
 def turns_dir(exp: rg.Experiment, task: Task) -> Path:
     return exp.work / (task.name or task.key_hash) / "turns"
 
 
 def run_layer(exp: rg.Experiment, task: Task, history: Sequence[Task]) -> None:
-    """The searchers of :data:`SEARCHERS` on ``task`` at once, taking turns (resumes)."""
+    """The searchers of :func:`searchers` on ``task`` at once, taking turns (resumes)."""
     base = HistoryStore.open(exp.db, create=False)
     try:
         missing = [t.name for t in history if base.find_task(t) is None]
@@ -55,18 +60,19 @@ def run_layer(exp: rg.Experiment, task: Task, history: Sequence[Task]) -> None:
             raise SystemExit(f"error: {exp.db} has no xgb history of {', '.join(missing)}; "
                              "run reproduce_gga.py --history-only with the same --db first")
         work = turns_dir(exp, task)
-        for v in SEARCHERS:
+        for v in searchers(exp):
             rg.seed_history(base, work / f"{v.name}.db", history if v.uses_history else [],
                             exp.target)
     finally:
         base.close()
-    exp.log(f"{task.name}: {', '.join(f'{v.name} ({exp.budget(v.name)})' for v in SEARCHERS)}, "
+    exp.log(f"{task.name}: {', '.join(f'{v.name} ({exp.budget(v.name)})' for v in searchers(exp))}, "
             "taking turns")
 
     def job(v: rg.Variant):
         return lambda: rg.run(exp, task, v, work / f"{v.name}.db")
 
-    take_turns(exp.plugins, [(v.name, job(v), work / f"{v.name}.clock.jsonl") for v in SEARCHERS])
+    take_turns(exp.plugins, [(v.name, job(v), work / f"{v.name}.clock.jsonl")
+                             for v in searchers(exp)])
 
 
 # -- reading the runs -----------------------------------------------------------------------
@@ -101,7 +107,7 @@ class TurnsResult:
 def layer_turns(exp: rg.Experiment, task: Task) -> TurnsResult:
     work = turns_dir(exp, task)
     curves = {}
-    for v in SEARCHERS:
+    for v in searchers(exp):
         c = rg.curve(work / f"{v.name}.db", task, v.searcher, exp.budget(v.name))
         curves[v.name] = replace(c, seconds=own_seconds(read_clock(work / f"{v.name}.clock.jsonl"),
                                                         len(c.best)))
@@ -186,7 +192,7 @@ def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, comm
              "xgb, gga and ga tune each layer at the same time, taking turns batch by batch; "
              "seconds are each searcher's own clock (the time it held the machine: setup, "
              "search, builds, timing, recording). The 95% mark is of xgb's best in the same "
-             f"turns. Budgets: {', '.join(f'{v.name} {exp.budget(v.name)}' for v in SEARCHERS)} "
+             f"turns. Budgets: {', '.join(f'{v.name} {exp.budget(v.name)}' for v in searchers(exp))} "
              f"trials; seed {exp.seed}; batches of {exp.batch_size}.", ""]
     periods = [c.period for r in results for c in r.curves.values() if c.period]
     if periods:
@@ -245,6 +251,25 @@ def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, comm
         lines.append(f"| {r.task.name} | " + " | ".join(
             speedup(r, o, m) for m in OTHER_MARKS for o in ("xgb", "ga")) + " |")
     lines.append("")
+    if exp.extra:
+        lines += ["Variants, taking their turns beside the three above (seconds to 95% of "
+                  "xgb's best; speed-ups as for gga):", "",
+                  "| layer | variant | trials | own seconds to 95% | vs xgb | vs ga | vs gga | "
+                  "final / xgb | final / gga |", "|---|---|---|---|---|---|---|---|---|"]
+        for r in results:
+            for v in exp.extra:
+                c = r.curves.get(v.name)
+                if c is None or not c.best:
+                    continue
+                t, sec = r.reach(v.name)
+                ratios = [rg._ratio(r.reach(o)[1], sec) for o in ("xgb", "ga", "gga")]
+                gga_final = r.curves["gga"].final if "gga" in r.curves else 0.0
+                lines.append(
+                    f"| {r.task.name} | {v.name} | {len(c.best)} | {rg._fmt(sec)} | "
+                    f"{' | '.join(ratios)} | "
+                    f"{f'{c.final / r.reference:.3f}' if r.reference > 0 else '-'} | "
+                    f"{f'{c.final / gga_final:.3f}' if gga_final > 0 else '-'} |")
+        lines.append("")
     exp.out.mkdir(parents=True, exist_ok=True)
     for r in results:
         plot(r, exp.out / f"turns-{r.task.name}.png")
@@ -265,12 +290,26 @@ def main(argv: Sequence[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     rg.add_run_arguments(ap)
     ap.add_argument("--budget", action="append", default=[], metavar="SEARCHER=TRIALS",
-                    help="trials of xgb, gga or ga [xgb=500, gga=300, ga=300; smoke 16 each]")
+                    help="trials of xgb, gga, ga or a variant [xgb=500, gga=300, ga=300, "
+                         "a variant as gga; smoke 16 each]")
+    ap.add_argument("--variant", action="append", default=[],
+                    metavar="NAME=SEARCHER[:KEY=VALUE,...]",
+                    help="also run a searcher with other options in the same turns, with "
+                         "the history, e.g. gga-refresh=gga:refresh=3 (repeatable)")
     ap.add_argument("--smoke", action="store_true",
                     help="CI smoke test: r18_l4ds against r18_l3ds's history, 16 trials each")
     args = ap.parse_args(argv)
 
-    budgets = {v.name: (16 if args.smoke else DEFAULT_BUDGETS[v.name]) for v in SEARCHERS}
+    extra: list[rg.Variant] = []
+    for item in args.variant:
+        try:
+            extra.append(rg.parse_variant(item))
+        except ValueError as exc:
+            ap.error(str(exc))
+        if extra[-1].name in {v.name for v in (*SEARCHERS, *extra[:-1])}:
+            ap.error(f"--variant name {extra[-1].name!r} is taken; choose another")
+    budgets = {v.name: (16 if args.smoke else DEFAULT_BUDGETS.get(v.name, DEFAULT_BUDGETS["gga"]))
+               for v in (*SEARCHERS, *extra)}
     for k, val in rg._options(args.budget).items():
         if k not in budgets or not isinstance(val, int) or val <= 0:
             ap.error(f"--budget takes SEARCHER=TRIALS with SEARCHER one of "
@@ -282,7 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         layers=layers, history_layers=history, trials=max(budgets.values()), budgets=budgets,
         db=db, work=work, out=out, target=detect_host(), plugins=load_plugins(),
         searcher_options={k: dict(v) for k, v in (rg.SMOKE_OPTIONS if args.smoke else {}).items()},
-        seed=args.seed, pruned=not args.no_pruned)
+        seed=args.seed, pruned=not args.no_pruned, extra=tuple(extra))
     jobs = rg.left_out(exp)
     if not args.report_only:
         if not args.smoke and not db.exists():

@@ -104,6 +104,29 @@ def _with(res, **curves):
                                             **{n: _curve(*c) for n, c in curves.items()}})
 
 
+def test_a_variant_takes_its_turn_after_the_three_and_gets_its_own_table(tmp_path):
+    rg = load_script("reproduce_gga")
+    gt = load_script("gga_turns")
+    variant = rg.Variant("gga-refresh", "gga", {"refresh": 1})
+    exp = toy_experiment(rg, tmp_path, "r18_l4ds", ("r18_l3ds", "r18_l4ds"), trials=16,
+                         budgets={"xgb": 16, "gga": 16, "ga": 16, "gga-refresh": 16},
+                         pruned=False, extra=(variant,))
+    rg.run_all(dataclasses.replace(exp, extra=()), history_only=True)
+    order = _Order()
+    exp.plugins.pm.register(order)
+    (job,) = rg.left_out(exp)
+    gt.run_layer(exp, job.task, job.history)
+    assert order.log[:4] == ["xgb", "gga", "ga", "gga"]  # the variant is a gga run
+    work = gt.turns_dir(exp, job.task)
+    assert [t.trials for t in load_script("turns").read_clock(work / "gga-refresh.clock.jsonl")] == [1, 8, 16]
+    store = HistoryStore.open(work / "gga-refresh.db", create=False)
+    assert {t.name for _, t in store.tasks()} == {"r18_l3ds", "r18_l4ds"}  # with the history
+    store.close()
+    res = gt.layer_turns(exp, job.task)
+    text = gt.report(exp, [res], "header", "cmd").read_text()
+    assert "| r18_l4ds | gga-refresh | 16 |" in text and "Budgets: xgb 16, gga 16, ga 16, gga-refresh 16" in text
+
+
 def test_verdict_counts_a_ga_that_never_reached_the_mark_as_beaten():
     gt = load_script("gga_turns")
     res = _turns(xgb=([50, 100], [10, 60]), gga=([99, 99], [2, 4]), ga=([10, 20], [1, 2]))
@@ -148,8 +171,9 @@ def test_smoke_run_takes_turns_on_real_builds_and_reports(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = tmp_path / "base-runs" / "report"
     text = (out / "gga-turns.md").read_text()
-    rows = {c[2]: c for line in text.splitlines() if line.startswith("| r18_l4ds | ")
-            for c in ([x.strip() for x in line.strip("|").split("|")],)}
+    cells = [[x.strip() for x in line.strip("|").split("|")] for line in text.splitlines()
+             if line.startswith("| r18_l4ds | ")]
+    rows = {c[2]: c for c in cells if len(c) == 9}  # the per-run table, not the summaries
     assert sorted(rows) == ["ga", "gga", "xgb"]
     assert all(c[3] == "16" and float(c[4]) > 0 for c in rows.values())
     assert rows["xgb"][5] == "1.000"
