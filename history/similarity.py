@@ -245,12 +245,9 @@ def score_records(records: Iterable[tuple[Task, MeasureResult]], space: Space,
                   omega: float = DEFAULT_OMEGA) -> list[ScoredRecord]:
     """Every record scored against ``space``'s task, best filtering metric first."""
     extents = split_extents(space)
-    flops: dict[str, int] = {}
     out = []
     for task, r in records:
-        if task.key not in flops:
-            flops[task.key] = task.flops
-        gflops = r.gflops(flops[task.key])
+        gflops = r.gflops(task.flops)
         s = match_score(r.config, extents)
         g = utilization(r.config, extents)
         out.append(ScoredRecord(task, r, gflops, s, g, gflops * g * s ** omega))

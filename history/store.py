@@ -14,7 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event, func, insert, inspect
+from sqlalchemy import Row, event, func, insert, inspect
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, create_engine, select
@@ -339,11 +339,13 @@ class HistoryStore:
     def records(self, *, where: Sequence[Any] = (), limit: int | None = None) -> list[Record]:
         """Every measurement matching SQLAlchemy expressions on the models, oldest first."""
         # Plain columns, not ORM objects: searchers load thousands of records at a start.
+        # The labels let _to_task and _to_result read a row as they read the models.
         m = MeasurementRow
         stmt = (select(m.id, m.run_id, m.status, m.latencies, m.build_seconds,  # type: ignore[call-overload]
-                       m.run_seconds, m.error, m.measurer, m.created_at, ConfigRow.key,
-                       TaskRow.id, TaskRow.op, TaskRow.shape, TaskRow.dtype, TaskRow.name,
-                       TargetRow.key)
+                       m.run_seconds, m.error, m.measurer, m.created_at,
+                       ConfigRow.key.label("config_key"), TaskRow.id.label("task_id"),
+                       TaskRow.op, TaskRow.shape, TaskRow.dtype, TaskRow.name,
+                       TargetRow.key.label("target_key"))
                 .join(ConfigRow, ConfigRow.id == m.config_id)
                 .join(TaskRow, TaskRow.id == m.task_id)
                 .join(TargetRow, TargetRow.id == m.target_id)
@@ -353,19 +355,12 @@ class HistoryStore:
         tasks: dict[int, Task] = {}  # rows share a few tasks: build (and validate) each once
         out = []
         with Session(self.engine) as s:
-            for (mid, run_id, status, latencies, build_s, run_s, error, measurer, created,
-                 config_key, task_id, op, shape, dtype, name, target_key) in s.exec(stmt):
-                task = tasks.get(task_id)
+            for row in s.exec(stmt):
+                task = tasks.get(row.task_id)
                 if task is None:
-                    task = tasks[task_id] = Task.from_dict(
-                        {"op": op, "shape": json.loads(shape), "dtype": dtype, "name": name})
-                result = MeasureResult(config=Config.of(json.loads(config_key)),
-                                       status=MeasureStatus(status),
-                                       latencies=tuple(json.loads(latencies)),
-                                       build_seconds=build_s, run_seconds=run_s, error=error,
-                                       measurer=measurer)
-                out.append(Record(int(mid), run_id, task, target_key, result,
-                                  created.isoformat()))
+                    task = tasks[row.task_id] = _to_task(row)
+                out.append(Record(int(row.id), row.run_id, task, row.target_key,
+                                  _to_result(row, row.config_key), row.created_at.isoformat()))
         return out
 
     def runs(self, *, where: Sequence[Any] = (), limit: int = 50) -> list[RunView]:
@@ -428,12 +423,14 @@ def _one_line(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
-def _to_task(t: TaskRow) -> Task:
+def _to_task(t: TaskRow | Row[Any]) -> Task:
+    """The task of a TaskRow, or of a row with its op, shape, dtype and name columns."""
     return Task.from_dict({"op": t.op, "shape": json.loads(t.shape), "dtype": t.dtype,
                            "name": t.name})
 
 
-def _to_result(m: MeasurementRow, config_key: str) -> MeasureResult:
+def _to_result(m: MeasurementRow | Row[Any], config_key: str) -> MeasureResult:
+    """The result of a MeasurementRow, or of a row with its columns of the same names."""
     return MeasureResult(config=Config.of(json.loads(config_key)),
                          status=MeasureStatus(m.status),
                          latencies=tuple(json.loads(m.latencies)),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,8 +56,9 @@ class Task:
     def key_hash(self) -> str:
         return key_hash(self.key)
 
-    @property
+    @functools.cached_property
     def flops(self) -> int:
+        # Cached: history scoring asks each record's (shared) task for it.
         return self.operator.flops(self.params)
 
     def to_dict(self) -> dict[str, Any]:
