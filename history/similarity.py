@@ -25,8 +25,9 @@ Everything here works on the generic knob API (:class:`SplitKnob` extents and ch
 from __future__ import annotations
 
 import functools
+import itertools
 import math
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -292,21 +293,23 @@ def interleave_tasks(scored: Sequence[ScoredRecord]) -> list[ScoredRecord]:
     return out
 
 
-def candidate_configs(scored: Iterable[ScoredRecord], space: Space, limit: int,
-                      skip: Iterable[str] = ()) -> list[tuple[Config, ScoredRecord]]:
-    """The first ``limit`` distinct adapted configs valid in ``space`` (in ``scored``
-    order, the records' own configs adapted), skipping the config keys in ``skip``."""
+def iter_candidates(scored: Iterable[ScoredRecord], space: Space,
+                    skip: Iterable[str] = ()) -> Iterator[tuple[Config, ScoredRecord]]:
+    """Distinct adapted configs valid in ``space``, lazily, in ``scored`` order (the
+    records' own configs adapted), skipping the config keys in ``skip``."""
     seen = set(skip)
-    out: list[tuple[Config, ScoredRecord]] = []
     tried: set[str] = set()
     for rec in scored:
-        if len(out) >= limit:
-            break
         if rec.result.config.key in tried:
             continue
         tried.add(rec.result.config.key)
         cfg = adapt_config(rec.result.config, space)
         if cfg is not None and cfg.key not in seen:
             seen.add(cfg.key)
-            out.append((cfg, rec))
-    return out
+            yield cfg, rec
+
+
+def candidate_configs(scored: Iterable[ScoredRecord], space: Space, limit: int,
+                      skip: Iterable[str] = ()) -> list[tuple[Config, ScoredRecord]]:
+    """The first ``limit`` of :func:`iter_candidates`."""
+    return list(itertools.islice(iter_candidates(scored, space, skip), limit))

@@ -10,9 +10,9 @@ from typing import Any
 from history.similarity import (
     DEFAULT_OMEGA,
     ScoredRecord,
-    adapt_config,
     candidate_configs,
     interleave_tasks,
+    iter_candidates,
     rank_history,
     repair,
 )
@@ -297,15 +297,7 @@ class GuidedGA:
         metric). The first generation's seeds often all come from the one task whose
         records score highest and share that task's values; a stalled search needs
         other values than those."""
-        tried: set[str] = set()
-        for rec in interleave_tasks(scored):
-            key = rec.result.config.key
-            if key in tried:
-                continue
-            tried.add(key)
-            cfg = adapt_config(rec.result.config, self.space)
-            if cfg is not None:
-                yield cfg
+        return (cfg for cfg, _ in iter_candidates(interleave_tasks(scored), self.space))
 
     def _probe(self, best: Config, count: int) -> list[Config]:
         """Up to ``count`` expertise mutations of ``best``, each on a knob not yet probed
