@@ -261,9 +261,9 @@ def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, comm
                 c = r.curves.get(v.name)
                 if c is None or not c.best:
                     continue
-                t, sec = r.reach(v.name)
+                _, sec = r.reach(v.name)
                 ratios = [rg._ratio(r.reach(o)[1], sec) for o in ("xgb", "ga", "gga")]
-                gga_final = r.curves["gga"].final if "gga" in r.curves else 0.0
+                gga_final = r.curves["gga"].final  # gga is one of SEARCHERS, always run
                 lines.append(
                     f"| {r.task.name} | {v.name} | {len(c.best)} | {rg._fmt(sec)} | "
                     f"{' | '.join(ratios)} | "
