@@ -319,10 +319,15 @@ def remeasure(exp: Experiment, task: Task, is_pruned: bool) -> None:
     if exp.remeasure <= 0:
         return
     bests = final_bests(exp, task, is_pruned)
-    if REFERENCE not in bests:
-        return
+    if REFERENCE in bests:
+        remeasure_bests(exp, task, bests, _remeasure_db(exp, task))
+
+
+def remeasure_bests(exp: Experiment, task: Task, bests: dict[str, Config], path: Path) -> None:
+    """Measure the configs of ``bests`` again, ``exp.remeasure`` rounds interleaved, into
+    the database at ``path`` as one finished ``remeasure`` run (nothing again when such a
+    run of the same configs is there)."""
     configs = list(bests.values())
-    path = _remeasure_db(exp, task)
     path.parent.mkdir(parents=True, exist_ok=True)
     store = HistoryStore.open(path)
     try:
@@ -351,10 +356,11 @@ def remeasure(exp: Experiment, task: Task, is_pruned: bool) -> None:
         store.close()
 
 
-def remeasured(exp: Experiment, task: Task, bests: dict[str, Config]) -> tuple[dict[str, float], str] | None:
+def remeasured(exp: Experiment, task: Task, bests: dict[str, Config], path: Path | None = None
+               ) -> tuple[dict[str, float], str] | None:
     """Median GFLOPS of each searcher's best in the newest finished remeasure run of
     exactly these configs, and when it was measured; None if there is none."""
-    path = _remeasure_db(exp, task)
+    path = _remeasure_db(exp, task) if path is None else path
     if not path.exists() or not bests:
         return None
     store = HistoryStore.open(path, create=False)

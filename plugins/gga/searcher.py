@@ -29,6 +29,7 @@ from plugins.gga.operators import (
     pick_rank_proportional,
     select_proportional,
 )
+from plugins.gga.screen import ChildScreen
 
 log = logging.getLogger(__name__)
 
@@ -85,13 +86,18 @@ class GuidedGA:
     builds; 0 = no lead batch). The best history candidate is the config ``fallback``
     would apply; proposing it and the next few alone, before the rest of the generation,
     makes their results known as soon as ``fallback``'s would be, instead of after a
-    whole batch. The configs and their order are the same either way.
+    whole batch. The configs and their order are the same either way. ``screen`` (0: off;
+    K: breed K times the children a generation needs and measure those a rank model
+    ranks highest, see ``plugins.gga.screen``; the first generation likewise takes the
+    best-metric candidate and the model's best of the next K x (P - probe - 1), and each
+    probe the model's best value of its knob). Not in the paper.
     """
 
     def __init__(self, population: int = 16, elite: int = 8, crossover_prob: float = 0.5,
                  elite_mutation_prob: float = 0.5, omega: float = DEFAULT_OMEGA,
                  probe: int | None = None, seeding: str = "metric",
-                 refit: bool = False, lead: int | None = None, refresh: int = 0) -> None:
+                 refit: bool = False, lead: int | None = None, refresh: int = 0,
+                 screen: int = 0) -> None:
         if int(population) < 2:
             raise OrchestratorError(f"gga: population must be >= 2, got {population}")
         if int(elite) < 1:
@@ -113,6 +119,9 @@ class GuidedGA:
         if isinstance(refresh, bool) or not isinstance(refresh, int) or refresh < 0:
             raise OrchestratorError(f"gga: refresh must be a whole number of generations "
                                     f">= 0 (0 = off), got {refresh!r}")
+        if isinstance(screen, bool) or not isinstance(screen, int) or screen < 0:
+            raise OrchestratorError(f"gga: screen must be a whole number >= 0 (0 = off; K = "
+                                    f"breed K times the children measured), got {screen!r}")
         self.population_size = int(population)
         self.elite = int(elite)
         self.crossover_prob = float(crossover_prob)
@@ -122,6 +131,7 @@ class GuidedGA:
         self.seeding, self.refit = seeding, refit
         self.lead = None if lead is None else int(lead)
         self.refresh = refresh
+        self.screen = screen
 
     # -- Searcher protocol -------------------------------------------------------------
     def start(self, context: SearchContext) -> None:
@@ -136,6 +146,7 @@ class GuidedGA:
         self.genes: dict[str, Gene] = {}  # individual -> the gene that made it
         self.elite_genes: dict[str, list[Any]] = {}
         self.generations = 0
+        self.own: list[MeasureResult] = []
         for r in context.prior:
             self._learn(r)
         known = sorted((k for k in self.perf if self.perf[k] > 0), key=self._rank_key)
@@ -148,8 +159,15 @@ class GuidedGA:
         self._stalled = 0
         if self.seeding == "tasks":
             scored = interleave_tasks(scored)
-        cands = [c for c, _ in candidate_configs(scored, self.space, want - n_probe,
-                                                 skip=self.seen)]
+        self._screen = (ChildScreen(self.space, scored, context.seed)
+                        if self.screen and scored else None)
+        n_cands = want - n_probe
+        if self._screen is not None and n_cands > 1:
+            self._screen.fit(self.own)
+            n_cands = 1 + (n_cands - 1) * self.screen
+        cands = [c for c, _ in candidate_configs(scored, self.space, n_cands, skip=self.seen)]
+        if self._screen is not None:
+            cands = cands[:1] + self._screen.best(cands[1:], want - n_probe - 1)
         self.from_history = len(cands)
         if not cands:
             log.info("gga: no usable history for %s; starting from samples of the space",
@@ -182,6 +200,7 @@ class GuidedGA:
     # -- Algorithm 1 -------------------------------------------------------------------
     def _learn(self, r: MeasureResult) -> None:
         key = r.config.key
+        self.own.append(r)
         self.seen.add(key)
         self.configs[key] = r.config
         self.perf[key] = max(self.perf.get(key, 0.0), performance(r))
@@ -225,7 +244,7 @@ class GuidedGA:
             keep=[self.configs[k] for k in keep])
         ranked = sorted(parents, key=lambda c: self._rank_key(c.key))
         children = self._refreshed()
-        children += self._breed(ranked, self.population_size - len(children))
+        children += self._screened(ranked, self.population_size - len(children))
         children += self._fill(self.population_size - len(children), ranked + children)
         self.generation = [c.key for c in children]
         self.pending = children
@@ -269,6 +288,22 @@ class GuidedGA:
             if made is not None:
                 self._accept(*made, out)
         return out
+
+    def _screened(self, ranked: list[Config], count: int) -> list[Config]:
+        """``count`` children by :meth:`_breed`; with ``screen`` K, the model's best
+        ``count`` of K x ``count`` bred (the others are forgotten, so that a later
+        generation may breed them again)."""
+        if self._screen is None or self.screen <= 1 or count <= 0:
+            return self._breed(ranked, count)
+        self._screen.fit(self.own)
+        bred = self._breed(ranked, count * self.screen)
+        kept = self._screen.best(bred, count)
+        chosen = {c.key for c in kept}
+        for c in bred:
+            if c.key not in chosen:
+                self.seen.discard(c.key)
+                self.genes.pop(c.key, None)
+        return kept
 
     def _refreshed(self) -> list[Config]:
         """Fresh history candidates for half the next generation once the search has
@@ -314,7 +349,10 @@ class GuidedGA:
                 fresh = [(child, value) for value in options[name]
                          if (child := Config.of({**best.to_dict(), name: value})).key
                          not in self.seen]
-                if fresh:
+                if fresh and self._screen is not None:
+                    top = self._screen.best([c for c, _ in fresh], 1)[0]
+                    self._accept(top, (name, top[name]), out)
+                elif fresh:
                     child, value = self.rng.choice(fresh)
                     self._accept(child, (name, value), out)
         return out

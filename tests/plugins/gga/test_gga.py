@@ -22,6 +22,7 @@ from plugins.gga.operators import (
     refit_split,
     select_proportional,
 )
+from plugins.gga.screen import ChildScreen
 from plugins.gga.searcher import GuidedGA
 from tests.plugins.gga.fake_history import FAR, NEAR, context, toy_history
 
@@ -303,3 +304,63 @@ def test_refresh_is_off_by_default_and_must_be_a_whole_number():
     for bad in (-1, 1.5, "2", True):
         with pytest.raises(OrchestratorError, match="refresh must be a whole number"):
             GuidedGA(refresh=bad)
+
+
+def test_screen_is_off_by_default_and_must_be_a_whole_number():
+    assert GuidedGA().screen == 0
+    for bad in (-1, 2.5, "4", True):
+        with pytest.raises(OrchestratorError, match="screen must be a whole number"):
+            GuidedGA(screen=bad)
+
+
+def test_screened_first_generation_keeps_the_best_candidate_then_the_models_best():
+    history = toy_history([*NEAR, *FAR])
+    space = toy_space()
+    s = GuidedGA(screen=3, probe=4)
+    s.start(context(history))
+    first = _drain(s, 16)
+    pool = [c for c, _ in candidate_configs(rank_history(history, space, TOY_TARGET), space,
+                                            1 + 11 * 3)]
+    screen = ChildScreen(space, rank_history(history, space, TOY_TARGET), seed=0)
+    screen.fit([])
+    assert first[0].key == pool[0].key  # the config fallback would apply
+    assert [c.key for c in first[1:12]] == [c.key for c in screen.best(pool[1:], 11)]
+    for probe in first[12:]:  # each probe: the model's best value of its knob
+        name, value = s.genes[probe.key]
+        variants = [Config.of({**first[0].to_dict(), name: v})
+                    for v in expertise_values(space.knob(name), first[0][name])]
+        fresh = [c for c in variants if c.key not in {p.key for p in first[:12]}]
+        assert probe.key == screen.best(fresh, 1)[0].key
+
+
+def test_screen_measures_the_models_best_of_k_times_the_children(monkeypatch):
+    seen_pools: list[tuple[int, int]] = []
+    real_best = ChildScreen.best
+
+    def spy(self, configs, count):
+        kept = real_best(self, configs, count)
+        seen_pools.append((len(configs), len(kept)))
+        assert [c.key for c in kept] == [c.key for c in real_best(self, configs, len(configs))][:count]
+        return kept
+
+    monkeypatch.setattr(ChildScreen, "best", spy)
+    s = GuidedGA(screen=4)
+    gens = _run(s, 3, toy_history(NEAR))
+    bred = [pool for pool in seen_pools if pool[1] == 16]
+    assert len(bred) == 2 and all(n == 64 for n, _ in bred)  # generations 2 and 3
+    keys = [c.key for g in gens for c in g]
+    assert len(keys) == len(set(keys)) == 48
+    assert all(c.key in s.genes for g in gens[1:] for c in g)  # still guided children only
+    assert len(s.seen) == 48  # the children not kept are forgotten
+
+
+def test_child_screen_learns_this_tasks_results():
+    space = toy_space()
+    screen = ChildScreen(space, [], seed=0)
+    own = toy_results(space, n=80, seed=1)
+    screen.fit(own)
+    assert screen.ready
+    others = [c for c in space if c.key not in {r.config.key for r in own}]
+    top = screen.best(others, 10)
+    median = sorted(toy_latency(c) for c in others)[len(others) // 2]
+    assert max(toy_latency(c) for c in top) < median

@@ -127,6 +127,32 @@ def test_a_variant_takes_its_turn_after_the_three_and_gets_its_own_table(tmp_pat
     assert "| r18_l4ds | gga-refresh | 16 |" in text and "Budgets: xgb 16, gga 16, ga 16, gga-refresh 16" in text
 
 
+def test_remeasure_times_every_runs_best_again_side_by_side_and_reports_the_ratios(tmp_path):
+    rg = load_script("reproduce_gga")
+    gt = load_script("gga_turns")
+    exp = toy_experiment(rg, tmp_path, "r18_l4ds", ("r18_l3ds", "r18_l4ds"), trials=16,
+                         budgets={"xgb": 16, "gga": 16, "ga": 16}, pruned=False, remeasure=3)
+    rg.run_all(dataclasses.replace(exp, remeasure=0), history_only=True)
+    (job,) = rg.left_out(exp)
+    gt.run_layer(exp, job.task, job.history)
+    res = gt.layer_turns(exp, job.task)
+    bests = gt.bests(res)
+    assert list(bests) == ["xgb", "gga", "ga"]
+    store = HistoryStore.open(gt.turns_dir(exp, job.task) / "remeasure.db", create=False)
+    assert store.count() == 3 * len({c.key for c in bests.values()})
+    store.close()
+    gflops, _ = gt.again(exp, res)
+    assert set(gflops) == {"xgb", "gga", "ga"} and all(g > 0 for g in gflops.values())
+    text = gt.report(exp, [res], "header", "cmd").read_text()
+    assert "| r18_l4ds | " in text.split("Final bests measured again")[1]
+    assert f"gga {gflops['gga'] / gflops['xgb']:.3f}" in text
+    assert "Measured again: gga's final best >= 0.98x xgb's on " in text
+    gt.run_layer(exp, job.task, job.history)  # a rerun measures nothing again
+    store = HistoryStore.open(gt.turns_dir(exp, job.task) / "remeasure.db", create=False)
+    assert store.count() == 3 * len({c.key for c in bests.values()})
+    store.close()
+
+
 def test_verdict_counts_a_ga_that_never_reached_the_mark_as_beaten():
     gt = load_script("gga_turns")
     res = _turns(xgb=([50, 100], [10, 60]), gga=([99, 99], [2, 4]), ga=([10, 20], [1, 2]))
