@@ -160,10 +160,10 @@ def reachable(res: TurnsResult) -> dict[str, bool | None]:
 OTHER_MARKS = (0.90, 0.98)
 
 
-def speedup(res: TurnsResult, other: str, mark: float) -> str:
-    """How many times sooner gga reached ``mark`` x xgb's best than ``other`` did
-    ("never" where only gga reached it, "-" where gga did not)."""
-    _, g = res.reach("gga", mark)
+def speedup(res: TurnsResult, other: str, mark: float, name: str = "gga") -> str:
+    """How many times sooner ``name`` reached ``mark`` x xgb's best than ``other`` did
+    ("never" where only ``name`` reached it, "-" where it did not)."""
+    _, g = res.reach(name, mark)
     _, o = res.reach(other, mark)
     if g is not None and o is None:
         return f"{other} never"
@@ -310,7 +310,7 @@ def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, comm
                 if c is None or not c.best:
                     continue
                 _, sec = r.reach(v.name)
-                ratios = [rg._ratio(r.reach(o)[1], sec) for o in ("xgb", "ga", "gga")]
+                ratios = [speedup(r, o, rg.MARK, v.name) for o in ("xgb", "ga", "gga")]
                 gga_final = r.curves["gga"].final  # gga is one of SEARCHERS, always run
                 lines.append(
                     f"| {r.task.name} | {v.name} | {len(c.best)} | {rg._fmt(sec)} | "

@@ -180,6 +180,9 @@ def test_speedups_at_other_marks():
     assert gt.speedup(res, "xgb", 0.98) == "3.2x"  # 16 s against 5 s
     assert gt.speedup(res, "ga", 0.90) == "ga never"
     assert gt.speedup(_with(res, gga=([10, 20], [3, 5])), "xgb", 0.90) == "-"
+    variant = _with(res, v=([99, 99], [4, 5]))  # a variant's speed-ups read the same way
+    assert gt.speedup(variant, "ga", 0.95, "v") == "ga never"
+    assert gt.speedup(variant, "gga", 0.95, "v") == "1.2x"  # 5 s against 4 s
 
 
 def test_smoke_run_takes_turns_on_real_builds_and_reports(tmp_path):
