@@ -79,9 +79,7 @@ def run_layer(exp: rg.Experiment, task: Task, history: Sequence[Task]) -> None:
     take_turns(exp.plugins, [(v.name, job(v), work / f"{v.name}.clock.jsonl")
                              for v in searchers(exp)])
     if exp.remeasure > 0:
-        res = layer_turns(exp, task)
-        if rg.REFERENCE in bests(res):
-            rg.remeasure_bests(exp, task, bests(res), work / "remeasure.db")
+        rg.remeasure_bests(exp, task, bests(layer_turns(exp, task)), work / "remeasure.db")
 
 
 # -- reading the runs -----------------------------------------------------------------------

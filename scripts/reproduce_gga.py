@@ -318,15 +318,15 @@ def remeasure(exp: Experiment, task: Task, is_pruned: bool) -> None:
     is not equally fast all that time; measured side by side, the bests compare fairly."""
     if exp.remeasure <= 0:
         return
-    bests = final_bests(exp, task, is_pruned)
-    if REFERENCE in bests:
-        remeasure_bests(exp, task, bests, _remeasure_db(exp, task))
+    remeasure_bests(exp, task, final_bests(exp, task, is_pruned), _remeasure_db(exp, task))
 
 
 def remeasure_bests(exp: Experiment, task: Task, bests: dict[str, Config], path: Path) -> None:
     """Measure the configs of ``bests`` again, ``exp.remeasure`` rounds interleaved, into
     the database at ``path`` as one finished ``remeasure`` run (nothing again when such a
-    run of the same configs is there)."""
+    run of the same configs is there, or without xgb's best to compare with)."""
+    if REFERENCE not in bests:
+        return
     configs = list(bests.values())
     path.parent.mkdir(parents=True, exist_ok=True)
     store = HistoryStore.open(path)

@@ -28,7 +28,7 @@ class ChildScreen:
 
     def __init__(self, space: Space, history: Sequence[ScoredRecord], seed: int,
                  params: BoosterParams | None = None) -> None:
-        self.space, self.task = space, space.task
+        self.task = space.task
         self.encoder = FeatureEncoder.for_space(space, with_task=True)
         self.model = RankModel(params, seed)
         groups: dict[str, int] = {}
@@ -37,7 +37,6 @@ class ChildScreen:
         self.hist_perf = performances([h.result for h in history])
         self.hist_groups = np.asarray([groups.setdefault(h.task.key, len(groups) + 1)
                                        for h in history], dtype=np.int64)
-        self.fits = 0
 
     def fit(self, own: Sequence[MeasureResult]) -> None:
         """Fit again on the history and ``own`` (this task's results so far)."""
@@ -47,7 +46,6 @@ class ChildScreen:
             np.concatenate([self.hist_perf, performances(own)]),
             np.concatenate([self.hist_groups,
                             np.full(len(own), _OWN_GROUP, dtype=np.int64)]))
-        self.fits += 1
 
     @property
     def ready(self) -> bool:
