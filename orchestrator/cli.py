@@ -75,6 +75,7 @@ def tune(
     pruner: Annotated[list[str], typer.Option(help="Pruner name(s), applied in order")] = [],
     cost_model: Annotated[Optional[str], typer.Option(help="Cost model name")] = None,
     batch_size: Annotated[int, typer.Option(help="Configs proposed and measured per round")] = 8,
+    confirm: Annotated[int, typer.Option(help="Time each new best N times more; only those later timings count towards the best (a lucky first timing does not). 0: off")] = 0,
     searcher_opt: Annotated[list[str], typer.Option(help="Searcher option KEY=VALUE")] = [],
     measurer_opt: Annotated[list[str], typer.Option(help="Measurer option KEY=VALUE")] = [],
     target: Annotated[str, typer.Option(help="Target: host (this machine's CPU), cuda (this machine's GPU) or cuda:<gpu> (h100, h200, a100, v100, t4, rtx2080ti)")] = "host",
@@ -96,7 +97,8 @@ def tune(
     options = TuneOptions(
         searcher=searcher, measurer=measurer, space_generator=space, pruners=tuple(pruner),
         cost_model=cost_model, trials=trials, seconds=seconds, early_stop=early_stop, seed=seed,
-        batch_size=batch_size, searcher_options=_parse_options(searcher_opt, "--searcher-opt"),
+        batch_size=batch_size, confirm=confirm,
+        searcher_options=_parse_options(searcher_opt, "--searcher-opt"),
         measurer_options=_parse_options(measurer_opt, "--measurer-opt"))
     plugins = load_plugins(extra=[("progress", ProgressBar(enabled=not as_json))])
     check_components(plugins, options)
@@ -157,7 +159,8 @@ def _summary_dict(s: Any) -> dict[str, Any]:
     flops = s.run.task.flops
     return {
         "task": s.run.task.to_dict(), "run_id": s.run.run_id, "trials": s.trials,
-        "measured": s.measured, "reused": s.reused, "stop_reason": s.stop_reason,
+        "measured": s.measured, "reused": s.reused, "retimed": s.retimed,
+        "stop_reason": s.stop_reason,
         "seconds": round(s.seconds, 3), "statuses": s.statuses, "space_size": s.run.space.size,
         "best": None if s.best is None else {
             "latency_ms": s.best.latency * 1e3, "gflops": s.best.gflops(flops),
@@ -185,10 +188,11 @@ def _print_summaries(summaries: list[Any], tgt: Any, *, predicted: bool = False,
         b = d["best"]
         speedup = (f"{d['first_ok_latency_ms'] / b['latency_ms']:.2f}x"
                    if b and d["first_ok_latency_ms"] else "-")
+        measured = f"{s.measured} + {s.retimed} again" if s.retimed else str(s.measured)
         table.add_row(s.run.task.label(), f"{b['latency_ms']:.4f}" if b else "-",
                       f"{b['gflops']:.1f}" if b else "-",
                       f"{b['percent_of_peak']:.0f}%" if b else "-", speedup, str(s.trials),
-                      str(s.measured), errors, str(s.run.run_id))
+                      measured, errors, str(s.run.run_id))
     out.print(table)
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.components import SearchContext
+from orchestrator.confirm import confirmed, confirmed_best, split_retimings
 from orchestrator.errors import OrchestratorError, UnknownComponentError
 from orchestrator.jsonkey import canonical_json
 from orchestrator.manager import Plugins, load_plugins
@@ -32,18 +33,22 @@ class TuneOptions:
     early_stop: int | None = None
     seed: int = 0
     batch_size: int = 8
+    confirm: int = 0  # time a new best this many times more before it counts (orchestrator.confirm)
     searcher_options: dict[str, Any] = field(default_factory=dict)
     measurer_options: dict[str, Any] = field(default_factory=dict)
 
     def resume_key(self, task: Task, target: TargetInfo, space_generator: str) -> str:
         """Runs with equal keys continue each other; budgets are left out on purpose so
         that a rerun with a larger ``--trials`` continues the same run."""
-        return canonical_json({
+        key: dict[str, Any] = {
             "task": task.key, "target": target.key, "searcher": self.searcher,
             "searcher_options": self.searcher_options, "measurer": self.measurer,
             "space_generator": space_generator, "pruners": list(self.pruners),
             "cost_model": self.cost_model, "seed": self.seed,
-        })
+        }
+        if self.confirm:  # absent when off, so that runs made before the option still resume
+            key["confirm"] = self.confirm
+        return canonical_json(key)
 
 
 def check_components(plugins: Plugins, options: TuneOptions) -> None:
@@ -52,6 +57,8 @@ def check_components(plugins: Plugins, options: TuneOptions) -> None:
         raise OrchestratorError(f"--trials must be positive, got {options.trials}")
     if options.batch_size <= 0:
         raise OrchestratorError(f"--batch-size must be positive, got {options.batch_size}")
+    if options.confirm < 0:
+        raise OrchestratorError(f"--confirm must be 0 (off) or more, got {options.confirm}")
     named = [("searcher", options.searcher), ("measurer", options.measurer),
              *(("pruner", p) for p in options.pruners)]
     if options.cost_model:
@@ -159,9 +166,10 @@ class _Loop:
             if r.config.key not in known or r.latency < known[r.config.key].latency:
                 known[r.config.key] = r
 
+        own_trials, own_retimings = split_retimings(own)
         info = RunInfo(run_id, self.task, self.target, self.space, o.searcher, o.measurer,
                        self.gen_name, o.pruners, o.cost_model, o.seed, o.trials, o.seconds,
-                       o.early_stop, resumed_trials=len(own) + reused_before)
+                       o.early_stop, resumed_trials=len(own_trials) + reused_before)
         if self.cost_model is not None and prior:
             self.cost_model.fit(self.space, prior)
         self.searcher.start(SearchContext(self.task, self.target, self.space, o.seed,
@@ -170,10 +178,14 @@ class _Loop:
         hook = self.plugins.hook
         hook.orchestrator_task_started(run=info)
 
-        run_results: list[MeasureResult] = list(own)
-        trials = len(own) + reused_before
+        run_results: list[MeasureResult] = list(own_trials)
+        trials = len(own_trials) + reused_before
         measured = reused = 0
-        best = min((r for r in own if r.ok), key=lambda r: r.latency, default=None)
+        retimed = sum(len(rs) for rs in own_retimings.values())
+        if o.confirm:
+            best = confirmed_best(own)
+        else:
+            best = min((r for r in own if r.ok), key=lambda r: r.latency, default=None)
         first_ok = next((r for r in own if r.ok), None)
         last_improvement = trials
         started = time.monotonic()
@@ -204,9 +216,20 @@ class _Loop:
                 for r in results:
                     if r.ok and first_ok is None:
                         first_ok = r
-                    if r.ok and (best is None or r.latency < best.latency):
+                    if r.ok and not o.confirm and (best is None or r.latency < best.latency):
                         best = r
                         last_improvement = trials
+                if o.confirm:
+                    fresh = [r for r, was_reused in batch if r.ok and not was_reused]
+                    for r in sorted(fresh, key=lambda r: r.latency):
+                        if best is not None and r.latency >= best.latency:
+                            break
+                        again = self._retime(r, known, run_id, task_id, target_id)
+                        retimed += len(again)
+                        c = confirmed(again)
+                        if c is not None and (best is None or c.latency < best.latency):
+                            best = c
+                            last_improvement = trials
                 self.searcher.tell(results)
                 if self.cost_model is not None:
                     self.cost_model.fit(self.space, list(known.values()))
@@ -221,9 +244,27 @@ class _Loop:
         summary = TuneSummary(
             run=info, trials=trials, measured=measured, reused=reused, best=best,
             statuses=TuneSummary.count_statuses(run_results),
-            seconds=time.monotonic() - started, stop_reason=stop_reason, first_ok=first_ok)
+            seconds=time.monotonic() - started, stop_reason=stop_reason, first_ok=first_ok,
+            retimed=retimed)
         hook.orchestrator_task_finished(run=info, summary=summary)
         return summary
+
+    def _retime(self, result: MeasureResult, known: dict[str, MeasureResult], run_id: int,
+                task_id: int, target_id: int) -> list[MeasureResult]:
+        """Time ``result``'s config ``confirm`` times more, one measurement each, and store
+        them in the run (where they read as its re-timings)."""
+        again = []
+        for _ in range(self.options.confirm):
+            out = self.measurer.measure(self.space, self.target, [result.config])
+            if len(out) != 1:
+                raise OrchestratorError(
+                    f"measurer {self.options.measurer!r} returned {len(out)} results for 1 config")
+            self.store.record(run_id=run_id, task_id=task_id, target_id=target_id, results=out)
+            again.extend(out)
+        for r in again:
+            if r.ok and r.latency < known[r.config.key].latency:
+                known[r.config.key] = r
+        return again
 
     def _evaluate(self, proposals: Sequence[Config], known: dict[str, MeasureResult],
                   run_id: int, task_id: int, target_id: int) -> list[tuple[MeasureResult, bool]]:

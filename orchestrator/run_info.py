@@ -41,6 +41,7 @@ class TuneSummary:
     seconds: float
     stop_reason: str
     first_ok: MeasureResult | None = None
+    retimed: int = 0  # measurements that timed a new best again (TuneOptions.confirm)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

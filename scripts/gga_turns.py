@@ -115,7 +115,8 @@ def layer_turns(exp: rg.Experiment, task: Task) -> TurnsResult:
     work = turns_dir(exp, task)
     curves = {}
     for v in searchers(exp):
-        c = rg.curve(work / f"{v.name}.db", task, v.searcher, exp.budget(v.name))
+        c = rg.curve(work / f"{v.name}.db", task, v.searcher, exp.budget(v.name),
+                     confirmed=exp.confirm > 0)
         curves[v.name] = replace(c, seconds=own_seconds(read_clock(work / f"{v.name}.clock.jsonl"),
                                                         len(c.best)))
     return TurnsResult(task, rg.match_score(exp, task, work / "gga.db"), curves)
@@ -239,6 +240,12 @@ def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, comm
              "search, builds, timing, recording). The 95% mark is of xgb's best in the same "
              f"turns. Budgets: {', '.join(f'{v.name} {exp.budget(v.name)}' for v in searchers(exp))} "
              f"trials; seed {exp.seed}; batches of {exp.batch_size}.", ""]
+    if exp.confirm:
+        lines += [f"Confirmed bests (`--confirm {exp.confirm}`): every run timed each config "
+                  f"whose first timing beat its confirmed best {exp.confirm} more time(s), on its "
+                  "own clock, and a config counts towards best-so-far only by the median of "
+                  "those later timings, not by the timing that picked it. Re-timings are not "
+                  "trials; their seconds are in the clocks.", ""]
     periods = [c.period for r in results for c in r.curves.values() if c.period]
     if periods:
         lines += [f"Measured from {min(p[0] for p in periods)} to {max(p[1] for p in periods)} UTC.", ""]
@@ -345,9 +352,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--remeasure", type=int, default=0, metavar="ROUNDS",
                     help="after each layer's turns, measure every run's best config again, "
                          "ROUNDS rounds side by side [0: off]")
+    ap.add_argument("--confirm", type=int, default=0, metavar="N",
+                    help="every run times each new best N times more and counts only those "
+                         "timings (tune --confirm) [0: off]")
     ap.add_argument("--smoke", action="store_true",
                     help="CI smoke test: r18_l4ds against r18_l3ds's history, 16 trials each")
     args = ap.parse_args(argv)
+    if args.confirm < 0:
+        ap.error(f"--confirm takes a number of re-timings >= 0, got {args.confirm}")
     if args.remeasure < 0:
         ap.error(f"--remeasure takes a number of rounds >= 0, got {args.remeasure}")
     if args.remeasure and args.report_only:
@@ -375,14 +387,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         layers=layers, history_layers=history, trials=max(budgets.values()), budgets=budgets,
         db=db, work=work, out=out, target=detect_host(), plugins=load_plugins(),
         searcher_options={k: dict(v) for k, v in (rg.SMOKE_OPTIONS if args.smoke else {}).items()},
-        seed=args.seed, pruned=not args.no_pruned, extra=tuple(extra), remeasure=args.remeasure)
+        seed=args.seed, pruned=not args.no_pruned, extra=tuple(extra), remeasure=args.remeasure,
+        confirm=args.confirm)
     jobs = rg.left_out(exp)
     if not args.report_only:
         if not args.smoke and not db.exists():
             ap.error(f"{db} does not exist: run reproduce_gga.py --history-only --db {db} first")
         if args.smoke:  # the smoke run measures its own small history
-            rg.run_all(replace(exp, trials=budgets["xgb"], budgets={"xgb": budgets["xgb"]}),
-                       history_only=True)
+            rg.run_all(replace(exp, trials=budgets["xgb"], budgets={"xgb": budgets["xgb"]},
+                               confirm=0), history_only=True)
         for job in jobs:
             run_layer(exp, job.task, job.history)
     results = [layer_turns(exp, job.task) for job in jobs]

@@ -62,7 +62,8 @@ from history.store import HistoryStore  # noqa: E402
 from orchestrator.jsonkey import canonical_json  # noqa: E402
 from orchestrator.loop import TuneOptions, build_space, tune  # noqa: E402
 from orchestrator.manager import Plugins  # noqa: E402
-from orchestrator.result import MeasureStatus  # noqa: E402
+from orchestrator import confirm  # noqa: E402
+from orchestrator.result import MeasureResult, MeasureStatus  # noqa: E402
 from orchestrator.space import Config, divisors  # noqa: E402
 from orchestrator.suite import read_suite, select as select_tasks  # noqa: E402
 from orchestrator.target import TargetInfo  # noqa: E402
@@ -123,6 +124,7 @@ class Experiment:
     pruned: bool = True
     extra: tuple[Variant, ...] = ()  # compared beside VARIANTS, e.g. gga with other options
     remeasure: int = 0  # rounds of measuring every searcher's best again side by side
+    confirm: int = 0  # TuneOptions.confirm of every run (0: a run's best is its fastest timing)
     log: Callable[[str], None] = print
 
     @property
@@ -136,7 +138,8 @@ class Experiment:
         opts = {**self.searcher_options.get(v.searcher, {}), **v.options}
         return TuneOptions(searcher=v.searcher, measurer=self.measurer,
                            space_generator=self.space_generator, trials=self.budget(v.name),
-                           seed=self.seed, batch_size=self.batch_size, searcher_options=opts,
+                           seed=self.seed, batch_size=self.batch_size, confirm=self.confirm,
+                           searcher_options=opts,
                            measurer_options=dict(self.measurer_options))
 
 
@@ -382,8 +385,12 @@ def remeasured(exp: Experiment, task: Task, bests: dict[str, Config], path: Path
 
 # -- measuring the runs -----------------------------------------------------------------
 
-def curve(db: Path, task: Task, searcher: str, trials: int) -> Curve:
-    """The first ``trials`` trials of the newest ``searcher`` run of ``task`` in ``db``."""
+def curve(db: Path, task: Task, searcher: str, trials: int, confirmed: bool = False) -> Curve:
+    """The first ``trials`` trials of the newest ``searcher`` run of ``task`` in ``db``.
+
+    ``confirmed``: the run timed each new best again (``TuneOptions.confirm``); a config
+    then counts towards best-so-far only by its re-timings, at the trial it was picked.
+    """
     if not db.exists():
         return Curve((), ())
     store = HistoryStore.open(db, create=False)
@@ -395,18 +402,38 @@ def curve(db: Path, task: Task, searcher: str, trials: int) -> Curve:
             if row is None:
                 return Curve((), ())
             run_id, started = row.id, row.started_at
-        records = store.records(where=[MeasurementRow.run_id == run_id])[:trials]
+        records = store.records(where=[MeasurementRow.run_id == run_id])
     finally:
         store.close()
-    best, seconds, top, top_config = [], [], 0.0, None
-    period = (records[0].created_at[:19], records[-1].created_at[:19]) if records else None
+    best: list[float] = []
+    seconds: list[float] = []
+    top, top_config, last = 0.0, None, None
+    again: dict[str, list[MeasureResult]] = {}
     for rec in records:
-        if rec.result.status is MeasureStatus.OK and rec.result.gflops(task.flops) > top:
-            top, top_config = rec.result.gflops(task.flops), rec.result.config
+        r, elapsed = rec.result, _elapsed(rec.created_at, started)
+        if r.config.key in again:  # a re-timing of a trial already read
+            again[r.config.key].append(r)
+            c = confirm.confirmed(again[r.config.key])
+            if confirmed and c is not None and c.gflops(task.flops) > top:
+                top, top_config = c.gflops(task.flops), c.config
+                best[-1], seconds[-1] = top, elapsed
+            last = rec.created_at
+            continue
+        if len(best) >= trials:
+            break
+        again[r.config.key] = []
+        if not confirmed and r.status is MeasureStatus.OK and r.gflops(task.flops) > top:
+            top, top_config = r.gflops(task.flops), r.config
         best.append(top)
-        created = datetime.datetime.fromisoformat(rec.created_at)
-        seconds.append(max((_naive(created) - _naive(started)).total_seconds(), 0.0))
+        seconds.append(elapsed)
+        last = rec.created_at
+    period = (records[0].created_at[:19], last[:19]) if last is not None else None
     return Curve(tuple(best), tuple(seconds), period, top_config)
+
+
+def _elapsed(created_at: str, started: datetime.datetime) -> float:
+    created = datetime.datetime.fromisoformat(created_at)
+    return max((_naive(created) - _naive(started)).total_seconds(), 0.0)
 
 
 def _naive(t: datetime.datetime) -> datetime.datetime:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import threading
 
+import pytest
+
 from history.store import HistoryStore
 from orchestrator.hookspecs import hookimpl
 from tests.plugins.gga.test_reproduce_script import toy_experiment
@@ -214,3 +216,41 @@ def test_smoke_run_takes_turns_on_real_builds_and_reports(tmp_path):
     for name in ("xgb", "gga", "ga"):
         ticks = turns.read_clock(clocks / f"{name}.clock.jsonl")
         assert ticks[-1].trials == 16 and ticks[-1].seconds > 0
+
+
+def test_a_confirmed_curve_counts_a_config_by_its_retimings_at_the_trial_that_picked_it(
+        tmp_path, toy_plugin, toy_target):
+    from orchestrator.loop import tune
+    from orchestrator.testing import TOY_TASK, toy_latency
+    from tests.orchestrator.test_confirm import LuckyFirstTimings
+
+    m = LuckyFirstTimings()
+
+    class Plugin:
+        @hookimpl
+        def orchestrator_add_measurers(self, registry):
+            registry.add("lucky", lambda: m)
+
+    from orchestrator.manager import load_plugins
+    plugins = load_plugins(extra=[("toy", toy_plugin), ("lucky", Plugin())], autoload=False)
+    db = tmp_path / "runs.db"
+    s = tune(TOY_TASK, target=toy_target, db=db, plugins=plugins, measurer="lucky",
+             space_generator="toy", trials=24, seed=1, confirm=1)
+    rg = load_script("reproduce_gga")
+    gflops = lambda lat: TOY_TASK.flops / lat / 1e9  # noqa: E731
+    sure = rg.curve(db, TOY_TASK, "random", 24, confirmed=True)
+    plain = rg.curve(db, TOY_TASK, "random", 24)
+    assert len(sure.best) == len(plain.best) == 24  # re-timings are not trials
+    assert sure.final == pytest.approx(gflops(s.best.latency)) and sure.best_config == s.best.config
+    assert plain.final == pytest.approx(2 * sure.final)  # the lucky first timing
+    assert all(a <= b for a, b in zip(sure.best, sure.best[1:]))
+    # the config counts from the trial that picked it (its batch's last), at its true speed
+    first = sure.best.index(sure.final)
+    assert first % 8 == 7 and sure.best[first] == pytest.approx(gflops(toy_latency(s.best.config)))
+    assert rg.curve(db, TOY_TASK, "random", 8, confirmed=True).final == sure.best[7]
+
+
+def test_turns_runs_pass_confirm_to_every_searcher(tmp_path):
+    rg = load_script("reproduce_gga")
+    exp = toy_experiment(rg, tmp_path, "r18_l4ds", ("r18_l3ds",), confirm=2)
+    assert {exp.options(v).confirm for v in load_script("gga_turns").searchers(exp)} == {2}
