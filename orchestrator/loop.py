@@ -184,6 +184,11 @@ class _Loop:
         retimed = sum(len(rs) for rs in own_retimings.values())
         if o.confirm:
             best = confirmed_best(own)
+            # An interrupted run may have stopped between a batch and its re-timings; a
+            # trial faster than the confirmed best was missed so (the best only improves).
+            missed = [r for r in own_trials if r.config.key not in own_retimings]
+            best, n = self._confirm(missed, best, known, run_id, task_id, target_id)
+            retimed += n
         else:
             best = min((r for r in own if r.ok), key=lambda r: r.latency, default=None)
         first_ok = next((r for r in own if r.ok), None)
@@ -220,16 +225,12 @@ class _Loop:
                         best = r
                         last_improvement = trials
                 if o.confirm:
-                    fresh = [r for r, was_reused in batch if r.ok and not was_reused]
-                    for r in sorted(fresh, key=lambda r: r.latency):
-                        if best is not None and r.latency >= best.latency:
-                            break
-                        again = self._retime(r, known, run_id, task_id, target_id)
-                        retimed += len(again)
-                        c = confirmed(again)
-                        if c is not None and (best is None or c.latency < best.latency):
-                            best = c
-                            last_improvement = trials
+                    fresh = [r for r, was_reused in batch if not was_reused]
+                    before = best
+                    best, n = self._confirm(fresh, best, known, run_id, task_id, target_id)
+                    retimed += n
+                    if best is not before:
+                        last_improvement = trials
                 self.searcher.tell(results)
                 if self.cost_model is not None:
                     self.cost_model.fit(self.space, list(known.values()))
@@ -248,6 +249,22 @@ class _Loop:
             retimed=retimed)
         hook.orchestrator_task_finished(run=info, summary=summary)
         return summary
+
+    def _confirm(self, results: Sequence[MeasureResult], best: MeasureResult | None,
+                 known: dict[str, MeasureResult], run_id: int, task_id: int, target_id: int
+                 ) -> tuple[MeasureResult | None, int]:
+        """Time again, fastest first, each of ``results`` whose timing beats the confirmed
+        ``best``; returns the confirmed best after them and how many timings were made."""
+        n = 0
+        for r in sorted((r for r in results if r.ok), key=lambda r: r.latency):
+            if best is not None and r.latency >= best.latency:
+                break
+            again = self._retime(r, known, run_id, task_id, target_id)
+            n += len(again)
+            c = confirmed(again)
+            if c is not None and (best is None or c.latency < best.latency):
+                best = c
+        return best, n
 
     def _retime(self, result: MeasureResult, known: dict[str, MeasureResult], run_id: int,
                 task_id: int, target_id: int) -> list[MeasureResult]:

@@ -121,3 +121,28 @@ def test_confirm_must_not_be_negative(lucky, db, toy_target):
     assert TuneOptions().resume_key(TOY_TASK, toy_target, "toy") == \
         TuneOptions(confirm=0).resume_key(TOY_TASK, toy_target, "toy")
     assert "confirm" not in TuneOptions().resume_key(TOY_TASK, toy_target, "toy")
+
+
+def test_a_run_interrupted_before_its_retimings_makes_them_when_resumed(lucky, db, toy_target):
+    m, plugins = lucky
+    real_measure = m.measure
+
+    def interrupted(space, target, configs):
+        if any(m.timed.get(c.key) for c in configs):  # the first re-timing
+            raise KeyboardInterrupt
+        return real_measure(space, target, configs)
+
+    m.measure = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        run(plugins, db, toy_target, trials=16, seed=3, confirm=1)
+    assert len(db.results(1, 1)) == 8 and db.runs()[0].status == "interrupted"
+    m.measure = real_measure
+    s = run(plugins, db, toy_target, trials=16, seed=3, confirm=1)
+    stored = db.results(1, 1)
+    trials, again = split_retimings(stored)
+    # the first batch's fastest config was timed again when the run resumed, before the
+    # second batch, and counts at its true speed
+    first_fastest = min(trials[:8], key=lambda r: r.latency).config
+    assert stored[8].config == first_fastest and first_fastest.key in again
+    assert s.trials == 16 and s.retimed == len(stored) - 16
+    assert s.best.latency == pytest.approx(toy_latency(s.best.config))
