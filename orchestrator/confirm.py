@@ -15,7 +15,7 @@ nothing else marks them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from orchestrator.result import MeasureResult, MeasureStatus
 
@@ -47,8 +47,8 @@ def split_retimings(results: Iterable[MeasureResult]
     return trials, again
 
 
-def confirmed_best(results: Iterable[MeasureResult]) -> MeasureResult | None:
-    """The fastest confirmed result of a run's results, oldest first."""
-    _, again = split_retimings(results)
-    found = (confirmed(rs) for rs in again.values())
+def confirmed_best(retimings: Mapping[str, Sequence[MeasureResult]]) -> MeasureResult | None:
+    """The fastest confirmed result among a run's re-timings (by config key, as
+    :func:`split_retimings` gives them)."""
+    found = (confirmed(rs) for rs in retimings.values())
     return min((r for r in found if r is not None), key=lambda r: r.latency, default=None)

@@ -162,9 +162,7 @@ class _Loop:
         own_keys = {r.config.key for r in own}
         prior = own + [r for r in history if r.config.key not in own_keys]
         known: dict[str, MeasureResult] = {}
-        for r in prior:  # keep the best measurement of each config
-            if r.config.key not in known or r.latency < known[r.config.key].latency:
-                known[r.config.key] = r
+        _keep_fastest(known, prior)
 
         own_trials, own_retimings = split_retimings(own)
         info = RunInfo(run_id, self.task, self.target, self.space, o.searcher, o.measurer,
@@ -183,7 +181,7 @@ class _Loop:
         measured = reused = 0
         retimed = sum(len(rs) for rs in own_retimings.values())
         if o.confirm:
-            best = confirmed_best(own)
+            best = confirmed_best(own_retimings)
             # An interrupted run may have stopped between a batch and its re-timings; a
             # trial faster than the confirmed best was missed so (the best only improves).
             missed = [r for r in own_trials if r.config.key not in own_retimings]
@@ -272,16 +270,20 @@ class _Loop:
         them in the run (where they read as its re-timings)."""
         again = []
         for _ in range(self.options.confirm):
-            out = self.measurer.measure(self.space, self.target, [result.config])
-            if len(out) != 1:
-                raise OrchestratorError(
-                    f"measurer {self.options.measurer!r} returned {len(out)} results for 1 config")
-            self.store.record(run_id=run_id, task_id=task_id, target_id=target_id, results=out)
-            again.extend(out)
-        for r in again:
-            if r.ok and r.latency < known[r.config.key].latency:
-                known[r.config.key] = r
+            again += self._measure([result.config], run_id, task_id, target_id)
+        _keep_fastest(known, again)
         return again
+
+    def _measure(self, configs: Sequence[Config], run_id: int, task_id: int,
+                 target_id: int) -> list[MeasureResult]:
+        """Measure ``configs`` (one result each, in order) and store the results in the run."""
+        results = self.measurer.measure(self.space, self.target, list(configs))
+        if len(results) != len(configs):
+            raise OrchestratorError(
+                f"measurer {self.options.measurer!r} returned {len(results)} results "
+                f"for {len(configs)} configs")
+        self.store.record(run_id=run_id, task_id=task_id, target_id=target_id, results=results)
+        return results
 
     def _evaluate(self, proposals: Sequence[Config], known: dict[str, MeasureResult],
                   run_id: int, task_id: int, target_id: int) -> list[tuple[MeasureResult, bool]]:
@@ -305,18 +307,19 @@ class _Loop:
             self.store.record(run_id=run_id, task_id=task_id, target_id=target_id, results=invalid)
         self.store.add_reused(run_id, sum(1 for x in out if x is not None and x[1]))
         if to_measure:
-            results = self.measurer.measure(self.space, self.target, [c for _, c in to_measure])
-            if len(results) != len(to_measure):
-                raise OrchestratorError(
-                    f"measurer {self.options.measurer!r} returned {len(results)} results "
-                    f"for {len(to_measure)} configs")
-            self.store.record(run_id=run_id, task_id=task_id, target_id=target_id, results=results)
+            results = self._measure([c for _, c in to_measure], run_id, task_id, target_id)
             for (i, _), r in zip(to_measure, results):
                 out[i] = (r, False)
-        for r, _ in (x for x in out if x is not None):
-            if r.config.key not in known or r.latency < known[r.config.key].latency:
-                known[r.config.key] = r
-        return [x for x in out if x is not None]
+        done = [x for x in out if x is not None]
+        _keep_fastest(known, [r for r, _ in done])
+        return done
+
+
+def _keep_fastest(known: dict[str, MeasureResult], results: Iterable[MeasureResult]) -> None:
+    """Remember each config's fastest result in ``known`` (a failure only where none is)."""
+    for r in results:
+        if r.config.key not in known or r.latency < known[r.config.key].latency:
+            known[r.config.key] = r
 
 
 def _unique(configs: Iterable[Config]) -> list[Config]:

@@ -33,9 +33,9 @@ def test_a_confirmed_result_pools_only_the_retimings_and_ignores_failures():
     assert c is not None and c.config == a and c.latencies == (3.0, 4.0, 5.0) and c.latency == 4.0
     assert confirmed([failed]) is None
     # b was timed once, lucky; a's first timing is ignored, its re-timing counts.
-    best = confirmed_best([ok(a, 1.0), ok(b, 0.5), ok(a, 2.0)])
+    best = confirmed_best(split_retimings([ok(a, 1.0), ok(b, 0.5), ok(a, 2.0)])[1])
     assert best is not None and best.config == a and best.latency == 2.0
-    assert confirmed_best([ok(a, 1.0), ok(b, 0.5)]) is None
+    assert confirmed_best(split_retimings([ok(a, 1.0), ok(b, 0.5)])[1]) is None
 
 
 class LuckyFirstTimings:
