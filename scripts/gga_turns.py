@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import statistics
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -232,6 +233,36 @@ def again_section(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[st
             f"Measured again: gga's final best >= 0.98x xgb's on {met[0]} of {met[1]}.", ""]
 
 
+def confirm_section(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[str]:
+    """With ``--confirm``: each run's re-timings, and how far its fastest first timing sits
+    above its confirmed best (the winner's curse that confirming removes)."""
+    if not exp.confirm:
+        return []
+    rows: list[str] = []
+    gaps: dict[str, list[float]] = {}
+    for r in results:
+        for name, c in r.curves.items():
+            if not c.best:
+                continue
+            gap = c.fastest_first / c.final if c.final > 0 else None
+            if gap is not None:
+                gaps.setdefault(name, []).append(gap)
+            rows.append(f"| {r.task.name} | {name} | {len(c.best)} | {c.retimed} | "
+                        f"{rg._fmt(c.fastest_first)} | {rg._fmt(c.final)} | "
+                        f"{rg._fmt(gap, '.3f')} |")
+    if not rows:
+        return []
+    medians = "; ".join(f"{n} {statistics.median(g):.3f} (over {len(g)} layers)"
+                        for n, g in gaps.items())
+    return ["Re-timings and first timings (`--confirm`): \"re-timings\" counts the extra "
+            "timings of each run (not trials); \"fastest first timing\" is the best GFLOPS "
+            "a run would report without confirming, and \"first / confirmed\" how far it "
+            "sits above the confirmed best:", "",
+            "| layer | searcher | trials | re-timings | fastest first timing | confirmed best "
+            "| first / confirmed |", "|---|---|---|---|---|---|---|", *rows, "",
+            f"Median first / confirmed: {medians}.", ""]
+
+
 def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, command: str) -> Path:
     lines = ["# GGA leave-one-out, searchers taking turns on the machine", "", header, "",
              f"Command: `{command}`", "",
@@ -303,6 +334,7 @@ def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, comm
         lines.append(f"| {r.task.name} | " + " | ".join(
             speedup(r, o, m) for m in OTHER_MARKS for o in ("xgb", "ga")) + " |")
     lines.append("")
+    lines += confirm_section(exp, results)
     lines += again_section(exp, results)
     if exp.extra:
         lines += ["Variants, taking their turns beside the three above (seconds to 95% of "
@@ -333,14 +365,8 @@ def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, comm
 
 # -- command line -----------------------------------------------------------------------------
 
-def main(argv: Sequence[str] | None = None) -> int:
-    from machine import machine_header
-
-    from orchestrator.manager import load_plugins
-    from orchestrator.target import detect_host
-
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_turns_arguments(ap: argparse.ArgumentParser) -> None:
+    """This script's options (``gga_seeds.py`` reads turns made with them)."""
     rg.add_run_arguments(ap)
     ap.add_argument("--budget", action="append", default=[], metavar="SEARCHER=TRIALS",
                     help="trials of xgb, gga, ga or a variant [xgb=500, gga=300, ga=300, "
@@ -357,7 +383,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                          "timings (tune --confirm) [0: off]")
     ap.add_argument("--smoke", action="store_true",
                     help="CI smoke test: r18_l4ds against r18_l3ds's history, 16 trials each")
-    args = ap.parse_args(argv)
+
+
+def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Experiment:
+    """The turns the options of :func:`add_turns_arguments` describe (exits on bad ones)."""
+    from orchestrator.manager import load_plugins
+    from orchestrator.target import detect_host
+
     if args.confirm < 0:
         ap.error(f"--confirm takes a number of re-timings >= 0, got {args.confirm}")
     if args.remeasure < 0:
@@ -383,12 +415,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         budgets[k] = val
     layers, history = rg.chosen_layers(ap, args)
     db, work, out = rg.run_paths(args)
-    exp = rg.Experiment(
+    return rg.Experiment(
         layers=layers, history_layers=history, trials=max(budgets.values()), budgets=budgets,
         db=db, work=work, out=out, target=detect_host(), plugins=load_plugins(),
         searcher_options={k: dict(v) for k, v in (rg.SMOKE_OPTIONS if args.smoke else {}).items()},
         seed=args.seed, pruned=not args.no_pruned, extra=tuple(extra), remeasure=args.remeasure,
         confirm=args.confirm)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from machine import machine_header
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_turns_arguments(ap)
+    args = ap.parse_args(argv)
+    exp = experiment(ap, args)
+    db, budgets = exp.db, exp.budgets
     jobs = rg.left_out(exp)
     if not args.report_only:
         if not args.smoke and not db.exists():

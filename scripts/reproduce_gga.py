@@ -151,6 +151,8 @@ class Curve:
     seconds: tuple[float, ...]
     period: tuple[str, str] | None = None  # first and last measurement (UTC, ISO)
     best_config: Config | None = None
+    retimed: int = 0  # re-timings (``TuneOptions.confirm``) of the trials read
+    fastest_first: float = 0.0  # GFLOPS of the fastest first timing of the trials read
 
     @property
     def final(self) -> float:
@@ -408,11 +410,13 @@ def curve(db: Path, task: Task, searcher: str, trials: int, confirmed: bool = Fa
     best: list[float] = []
     seconds: list[float] = []
     top, top_config, last = 0.0, None, None
+    fastest_first, retimed = 0.0, 0
     again: dict[str, list[MeasureResult]] = {}
     for rec in records:
         r, elapsed = rec.result, _elapsed(rec.created_at, started)
         if r.config.key in again:  # a re-timing of a trial already read
             again[r.config.key].append(r)
+            retimed += 1
             c = confirm.confirmed(again[r.config.key])
             if confirmed and c is not None and c.gflops(task.flops) > top:
                 top, top_config = c.gflops(task.flops), c.config
@@ -422,13 +426,15 @@ def curve(db: Path, task: Task, searcher: str, trials: int, confirmed: bool = Fa
         if len(best) >= trials:
             break
         again[r.config.key] = []
+        if r.status is MeasureStatus.OK:
+            fastest_first = max(fastest_first, r.gflops(task.flops))
         if not confirmed and r.status is MeasureStatus.OK and r.gflops(task.flops) > top:
             top, top_config = r.gflops(task.flops), r.config
         best.append(top)
         seconds.append(elapsed)
         last = rec.created_at
     period = (records[0].created_at[:19], last[:19]) if last is not None else None
-    return Curve(tuple(best), tuple(seconds), period, top_config)
+    return Curve(tuple(best), tuple(seconds), period, top_config, retimed, fastest_first)
 
 
 def _elapsed(created_at: str, started: datetime.datetime) -> float:

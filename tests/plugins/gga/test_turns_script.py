@@ -248,6 +248,24 @@ def test_a_confirmed_curve_counts_a_config_by_its_retimings_at_the_trial_that_pi
     first = sure.best.index(sure.final)
     assert first % 8 == 7 and sure.best[first] == pytest.approx(gflops(toy_latency(s.best.config)))
     assert rg.curve(db, TOY_TASK, "random", 8, confirmed=True).final == sure.best[7]
+    # either reading counts the run's re-timings and its fastest first timing
+    assert sure.retimed == plain.retimed == s.retimed > 0
+    assert sure.fastest_first == plain.fastest_first == pytest.approx(plain.final)
+
+
+def test_the_confirm_section_shows_retimings_and_how_far_first_timings_sit_above(tmp_path):
+    rg = load_script("reproduce_gga")
+    gt = load_script("gga_turns")
+    exp = toy_experiment(rg, tmp_path, "r18_l4ds", ("r18_l3ds",), confirm=1)
+    res = _turns(xgb=([50, 100], [10, 60]), gga=([80, 80], [2, 4]))
+    res = dataclasses.replace(res, curves={
+        "xgb": dataclasses.replace(res.curves["xgb"], retimed=3, fastest_first=110.0),
+        "gga": dataclasses.replace(res.curves["gga"], retimed=1, fastest_first=100.0)})
+    lines = gt.confirm_section(exp, [res])
+    assert f"| {res.task.name} | xgb | 2 | 3 | 110.0 | 100.0 | 1.100 |" in lines
+    assert f"| {res.task.name} | gga | 2 | 1 | 100.0 | 80.0 | 1.250 |" in lines
+    assert "Median first / confirmed: xgb 1.100 (over 1 layers); gga 1.250 (over 1 layers)." in lines
+    assert gt.confirm_section(dataclasses.replace(exp, confirm=0), [res]) == []
 
 
 def test_turns_runs_pass_confirm_to_every_searcher(tmp_path):

@@ -1,0 +1,151 @@
+"""Issue 4's targets over several seeds of the same turns (``gga_turns.py``), side by side.
+
+One set of turns gives one verdict per layer, and verdicts swing between seeds (a layer's
+speed-up at 95% can turn on one measurement). This reads turns already run with
+``gga_turns.py`` under different ``--seed`` values into different ``--work`` directories,
+and reports each layer's verdicts seed by seed, how many targets each seed met, and on how
+many layers a target was met on every seed and on at least one. It measures nothing.
+
+    python scripts/gga_seeds.py --layers r18_l1,r18_l2 --no-pruned --confirm 1 \\
+        --turns 0=/work/gga/turns-confirm --turns 1=/work/gga/turns-confirm-s1 \\
+        --out docs/results/gga-znver3-seeds
+
+Give the options the turns were run with (``--confirm``, ``--budget``, ``--variant``):
+they decide how the databases are read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import gga_turns as gt  # noqa: E402
+import reproduce_gga as rg  # noqa: E402
+
+TARGETS = ("5x xgb", "3x ga", "0.98 final")
+
+
+def _yes(ok: bool | None) -> str:
+    return "-" if ok is None else ("met" if ok else "not met")
+
+
+def summary(per_seed: Mapping[int, Sequence[gt.TurnsResult]]) -> list[str]:
+    """Markdown: each layer's speed-ups and verdicts seed by seed, then the counts."""
+    lines = ["| layer | seed | gga / xgb seconds to 95% | vs xgb (>= 5x) | ga seconds | "
+             "vs ga (>= 3x) | gga final / xgb (>= 0.98) | 5x xgb | 3x ga | 0.98 final |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    by_layer: dict[str, dict[int, dict[str, bool | None]]] = {}
+    rows: dict[str, list[str]] = {}  # a layer's seeds side by side
+    for seed, results in per_seed.items():
+        for r in results:
+            _, g = r.reach("gga")
+            _, x = r.reach("xgb")
+            _, a = r.reach("ga")
+            v = gt.verdict(r)
+            by_layer.setdefault(r.task.name, {})[seed] = v
+            final = f"{r.curves['gga'].final / r.reference:.3f}" if r.reference > 0 else "-"
+            rows.setdefault(r.task.name, []).append(
+                f"| {r.task.name} | {seed} | {rg._fmt(g)} / {rg._fmt(x)} | "
+                f"{gt.speedup(r, 'xgb', rg.MARK)} | {rg._fmt(a)} | "
+                f"{gt.speedup(r, 'ga', rg.MARK)} | {final} | "
+                + " | ".join(_yes(v[k]) for k in TARGETS) + " |")
+    lines += [row for layer in rows.values() for row in layer]
+    lines.append("")
+    lines += ["| target | " + " | ".join(f"seed {s}" for s in per_seed)
+              + " | met on every seed | met on at least one | same verdict on every seed |",
+              "|---|" + "---|" * (len(per_seed) + 3)]
+    for k in TARGETS:
+        per = []
+        for seed, results in per_seed.items():
+            told = [gt.verdict(r)[k] for r in results]
+            told = [t for t in told if t is not None]
+            per.append(f"{sum(told)} of {len(told)}")
+        every = some = same = counted = 0
+        for seeds in by_layer.values():
+            told = [v[k] for v in seeds.values() if v[k] is not None]
+            if len(told) < len(per_seed):  # not told on some seed, or a seed lacks the layer
+                continue
+            counted += 1
+            every += all(told)
+            some += any(told)
+            same += len(set(told)) == 1
+        lines.append(f"| {k} | " + " | ".join(per)
+                     + f" | {every} of {counted} | {some} of {counted} | {same} of {counted} |")
+    lines += ["", "A layer counts in the last three columns only where the target could be "
+              "told on every seed (xgb reached its own mark; gga or ga reached it). \"ga "
+              "never\" counts as beaten, as in `gga_turns.py`.", ""]
+    return lines
+
+
+def measured(results: Sequence[gt.TurnsResult]) -> str:
+    """When one seed's turns were measured (UTC), from its runs' first and last records."""
+    periods = [c.period for r in results for c in r.curves.values() if c.period]
+    if not periods:
+        return "nothing yet"
+    return f"from {min(p[0] for p in periods)} to {max(p[1] for p in periods)} UTC"
+
+
+def write_report(exp: rg.Experiment, turns: Sequence[tuple[int, Path]], command: str,
+                 header: str) -> Path:
+    """Read each (seed, work directory) set of turns of ``exp``'s layers and write
+    ``gga-seeds.md`` in ``exp.out``."""
+    per_seed = {}
+    for seed, work in turns:
+        e = replace(exp, seed=seed, work=work)
+        per_seed[seed] = [gt.layer_turns(e, job.task) for job in rg.left_out(e)]
+    budgets = ", ".join(f"{v.name} {exp.budget(v.name)}" for v in gt.searchers(exp))
+    lines = ["# GGA turns over several seeds", "", header, "", f"Command: `{command}`", "",
+             f"Seeds {', '.join(str(s) for s in per_seed)}, each a full set of turns "
+             f"(`gga_turns.py`; budgets {budgets} trials"
+             + (f"; `--confirm {exp.confirm}`" if exp.confirm else "") + "), read from "
+             + ", ".join(f"`{d}`" for _, d in turns) + ". Seconds are each searcher's "
+             "own clock; the 95% mark is of xgb's best in the same seed's turns.", "",
+             *(f"- Seed {seed} measured {measured(results)}." for seed, results in per_seed.items()),
+             "", *summary(per_seed)]
+    exp.out.mkdir(parents=True, exist_ok=True)
+    path = exp.out / "gga-seeds.md"
+    path.write_text("\n".join(lines))
+    return path
+
+
+def _seed_dir(text: str) -> tuple[int, Path]:
+    seed, sep, path = text.partition("=")
+    if not sep or not path or not seed.lstrip("-").isdigit():
+        raise argparse.ArgumentTypeError(f"--turns takes SEED=DIR, e.g. 1=/work/gga/turns-s1; "
+                                         f"got {text!r}")
+    return int(seed), Path(path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from machine import machine_header
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    gt.add_turns_arguments(ap)
+    ap.add_argument("--turns", action="append", type=_seed_dir, default=[], metavar="SEED=DIR",
+                    help="the --seed and --work of one set of turns (repeat, two or more)")
+    args = ap.parse_args(argv)
+    if len(args.turns) < 2:
+        ap.error("give two or more --turns SEED=DIR: the seeds to compare")
+    seeds = [s for s, _ in args.turns]
+    if len(set(seeds)) != len(seeds):
+        ap.error(f"each --turns needs its own seed, got {', '.join(map(str, seeds))}")
+    missing = [str(d) for _, d in args.turns if not d.is_dir()]
+    if missing:
+        ap.error(f"no turns directory {', '.join(missing)}: run gga_turns.py with that --work")
+    args.report_only = True
+    command = "python scripts/gga_seeds.py " + " ".join(
+        shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    path = write_report(gt.experiment(ap, args), args.turns, command.strip(), machine_header())
+    print(f"report: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
