@@ -62,9 +62,8 @@ def summary(per_seed: Mapping[int, Sequence[gt.TurnsResult]]) -> list[str]:
               "|---|" + "---|" * (len(per_seed) + 3)]
     for k in TARGETS:
         per = []
-        for seed, results in per_seed.items():
-            told = [gt.verdict(r)[k] for r in results]
-            told = [t for t in told if t is not None]
+        for seed in per_seed:
+            told = [v[seed][k] for v in by_layer.values() if seed in v and v[seed][k] is not None]
             per.append(f"{sum(told)} of {len(told)}")
         every = some = same = counted = 0
         for seeds in by_layer.values():
