@@ -84,10 +84,8 @@ def summary(per_seed: Mapping[int, Sequence[gt.TurnsResult]]) -> list[str]:
 
 def measured(results: Sequence[gt.TurnsResult]) -> str:
     """When one seed's turns were measured (UTC), from its runs' first and last records."""
-    periods = [c.period for r in results for c in r.curves.values() if c.period]
-    if not periods:
-        return "nothing yet"
-    return f"from {min(p[0] for p in periods)} to {max(p[1] for p in periods)} UTC"
+    when = gt.measured_period(results)
+    return f"from {when[0]} to {when[1]} UTC" if when else "nothing yet"
 
 
 def write_report(exp: rg.Experiment, turns: Sequence[tuple[int, Path]], command: str,

@@ -233,6 +233,14 @@ def again_section(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[st
             f"Measured again: gga's final best >= 0.98x xgb's on {met[0]} of {met[1]}.", ""]
 
 
+def measured_period(results: Sequence[TurnsResult]) -> tuple[str, str] | None:
+    """The first and last measurement of any run of ``results`` (UTC, ISO); None if none."""
+    periods = [c.period for r in results for c in r.curves.values() if c.period]
+    if not periods:
+        return None
+    return min(p[0] for p in periods), max(p[1] for p in periods)
+
+
 def confirm_section(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[str]:
     """With ``--confirm``: each run's re-timings, and how far its fastest first timing sits
     above its confirmed best (the winner's curse that confirming removes)."""
@@ -277,9 +285,9 @@ def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, comm
                   "own clock, and a config counts towards best-so-far only by the median of "
                   "those later timings, not by the timing that picked it. Re-timings are not "
                   "trials; their seconds are in the clocks.", ""]
-    periods = [c.period for r in results for c in r.curves.values() if c.period]
-    if periods:
-        lines += [f"Measured from {min(p[0] for p in periods)} to {max(p[1] for p in periods)} UTC.", ""]
+    when = measured_period(results)
+    if when:
+        lines += [f"Measured from {when[0]} to {when[1]} UTC.", ""]
     lines += ["| layer | match | searcher | trials | best GFLOPS | / xgb | trials to 95% | "
               "own seconds to 95% | own seconds in all |", "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
