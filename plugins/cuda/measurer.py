@@ -54,6 +54,10 @@ class CudaMeasurer(LocalMeasurer):
         # (docs/results/data/cnnopt-psa-h100.jsonl), at a fifth of the CPU defaults' cost.
         options.setdefault("repeat", 3)
         options.setdefault("min_repeat_ms", 10)
+        # The local measurer's contention guard times a CPU sentinel: it says nothing of a GPU.
+        if options.setdefault("guard", 0.0) not in (0, 0.0, "0"):
+            raise OrchestratorError("cuda measurer: the contention guard (guard) watches the "
+                                    "CPU and is for the local measurer; leave it out")
         super().__init__(**options)
         self.device = int(device)
         self._checked: str | None = None  # target key whose GPU was found usable
@@ -119,9 +123,9 @@ class CudaMeasurer(LocalMeasurer):
         self._remove_root = weakref.finalize(self, shutil.rmtree, self._root,
                                              ignore_errors=True)
 
-    def _run_request(self, space: Space, built: Outcome) -> dict[str, Any]:
+    def _run_request(self, space: Space, target: TargetInfo, built: Outcome) -> dict[str, Any]:
         assert built.reply is not None
-        request = super()._run_request(space, built)
+        request = super()._run_request(space, target, built)
         request.update(cubin=built.reply["cubin"], source_sha=built.reply["source_sha"],
                        arch=self._arch)
         return request

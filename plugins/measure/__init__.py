@@ -18,5 +18,6 @@ def orchestrator_add_measurers(registry: ComponentRegistry) -> None:
         "local", LocalMeasurer,
         description="build in parallel worker processes, then time each kernel alone "
                     "in an isolated runner (options: build_workers, build_timeout, "
-                    "run_timeout, number, repeat, min_repeat_ms, rtol, atol, seed, check)",
+                    "run_timeout, number, repeat, min_repeat_ms, rtol, atol, seed, check, "
+                    "guard, guard_wait)",
     )

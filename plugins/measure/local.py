@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import logging
 import shutil
 import tempfile
 import weakref
@@ -18,6 +19,11 @@ from orchestrator.target import TargetInfo, cpu_cores
 from plugins.measure.workerpool import STARTUP_TIMEOUT, Outcome, WorkerPool
 
 NAME = "local"
+# A slowed spell on the shared 2-core EPYC VMs makes kernels about 0.6x as fast, far past
+# 25%; the sentinel's own noise rarely passes it twice in a row (the guard's false alarms
+# are among the "timings thrown away" of docs/results/measure-guard).
+DEFAULT_GUARD = 0.25
+log = logging.getLogger(__name__)
 
 
 class LocalMeasurer:
@@ -26,6 +32,16 @@ class LocalMeasurer:
     A batch is built completely before anything runs, so that compiling never disturbs
     a timing. Workers are started on the first ``measure``, reused by later ones and
     replaced after a crash or a timeout, which costs that one config only.
+
+    The contention guard (``plugins.measure.sentinel``) is on by default (``guard=0``
+    turns it off): after each config the runner times a fixed sentinel kernel, and when
+    that is more than ``guard`` (a fraction: 0.25 = 25%) slower than usual, twice in a
+    row, the config was timed while something else slowed the machine. The runner then
+    waits for the sentinel to be back to usual and times the config again, for at most
+    ``guard_wait`` seconds per config. When a wait runs out, the machine is slow for
+    longer than a spell and no config waits for the next 5 minutes (slowed timings are
+    kept and counted). ``guard_counts`` holds how many timings were thrown away and how
+    many slowed timings were kept.
     """
 
     name = NAME
@@ -33,25 +49,34 @@ class LocalMeasurer:
     def __init__(self, *, build_workers: int | None = None, build_timeout: float = 60.0,
                  run_timeout: float = 30.0, number: int = 1, repeat: int = 5,
                  min_repeat_ms: int = 50, rtol: float = 1e-3, atol: float = 1e-3,
-                 seed: int = 0, check: bool = True,
+                 seed: int = 0, check: bool = True, guard: float = DEFAULT_GUARD,
+                 guard_wait: float = 20.0,
                  startup_timeout: float = STARTUP_TIMEOUT, **unknown: Any) -> None:
         if unknown:
             known = [p for p in inspect.signature(LocalMeasurer).parameters if p != "unknown"]
             raise OrchestratorError(
                 f"local measurer: unknown option(s) {', '.join(sorted(unknown))}; "
                 f"known: {', '.join(known)}")
-        self.build_workers = int(build_workers) if build_workers else cpu_cores()
-        self.build_timeout = float(build_timeout)
-        self.run_timeout = float(run_timeout)
-        self.number = int(number)
-        self.repeat = int(repeat)
-        self.min_repeat_ms = int(min_repeat_ms)
-        self.rtol = float(rtol)
-        self.atol = float(atol)
-        self.seed = int(seed)
+        self.build_workers = _number("build_workers", build_workers, int) or cpu_cores()
+        self.build_timeout = _number("build_timeout", build_timeout, float)
+        self.run_timeout = _number("run_timeout", run_timeout, float)
+        self.number = _number("number", number, int)
+        self.repeat = _number("repeat", repeat, int)
+        self.min_repeat_ms = _number("min_repeat_ms", min_repeat_ms, int)
+        self.rtol = _number("rtol", rtol, float)
+        self.atol = _number("atol", atol, float)
+        self.seed = _number("seed", seed, int)
         # Options may arrive as command-line strings.
         self.check = check if isinstance(check, bool) else str(check).lower() not in (
             "0", "false", "no", "off")
+        self.guard = _number("guard", guard, float)
+        self.guard_wait = _number("guard_wait", guard_wait, float)
+        if not self.guard >= 0 or not self.guard_wait >= 0:  # also rejects NaN
+            raise OrchestratorError(
+                f"local measurer: guard and guard_wait must be >= 0 (guard 0 = off), got "
+                f"guard={guard!r}, guard_wait={guard_wait!r}")
+        self.guard_counts = {"retimed": 0, "slowed": 0}
+        self._guard_warned = False
         self.startup_timeout = float(startup_timeout)
         self._root: Path | None = None
         self._remove_root: weakref.finalize | None = None
@@ -82,10 +107,11 @@ class LocalMeasurer:
                 None if b.reply and b.reply.get("status") == "ok" else _build_failure(c, b)
                 for c, b in zip(configs, built, strict=True)]
             to_run = [i for i, r in enumerate(results) if r is None]
-            ran = runner.map([self._run_request(space, built[i]) for i in to_run],
-                             self.run_timeout)
+            ran = runner.map([self._run_request(space, target, built[i]) for i in to_run],
+                             self.run_timeout + (self.guard_wait if self.guard > 0 else 0.0))
             for i, outcome in zip(to_run, ran, strict=True):
                 results[i] = _run_result(configs[i], built[i], outcome)
+            self._count_guarded(ran)
         finally:
             for d in out_dirs:
                 shutil.rmtree(d, ignore_errors=True)
@@ -145,12 +171,42 @@ class LocalMeasurer:
         self._runner.start()
         return self._builders, self._runner
 
-    def _run_request(self, space: Space, built: Outcome) -> dict[str, Any]:
+    def _run_request(self, space: Space, target: TargetInfo, built: Outcome) -> dict[str, Any]:
         assert built.reply is not None
-        return {"path": built.reply["path"], "task": space.task.to_dict(), "seed": self.seed,
-                "check": self.check, "rtol": self.rtol, "atol": self.atol,
-                "number": self.number, "repeat": self.repeat,
-                "min_repeat_ms": self.min_repeat_ms}
+        req = {"path": built.reply["path"], "task": space.task.to_dict(), "seed": self.seed,
+               "check": self.check, "rtol": self.rtol, "atol": self.atol,
+               "number": self.number, "repeat": self.repeat,
+               "min_repeat_ms": self.min_repeat_ms}
+        if self.guard > 0:
+            req.update(guard=self.guard, guard_wait=self.guard_wait, target=target.to_dict())
+        return req
+
+    def _count_guarded(self, ran: Sequence[Outcome]) -> None:
+        replies = [o.reply for o in ran if o.reply and o.reply.get("status") == "ok"]
+        errors = {str(r["guard_error"]) for r in replies if r.get("guard_error")}
+        if errors and not self._guard_warned:
+            self._guard_warned = True
+            log.warning("local measurer: no contention guard, its sentinel kernel could not "
+                        "be built (%s); timing without it", "; ".join(sorted(errors)))
+        retimed = sum(int(r.get("retimed", 0)) for r in replies)
+        slowed = sum(1 for r in replies if r.get("slowed"))
+        self.guard_counts["retimed"] += retimed
+        self.guard_counts["slowed"] += slowed
+        if retimed:
+            log.info("local measurer: %d timing(s) of this batch were taken while the "
+                     "machine was slowed (contention guard) and were taken again", retimed)
+        if slowed:
+            log.warning("local measurer: the machine stayed slowed for guard_wait=%gs; %d "
+                        "timing(s) kept anyway (contention guard)", self.guard_wait, slowed)
+
+
+def _number(name: str, value: Any, kind: type) -> Any:
+    """An option as ``kind`` (int or float); a one-line error for what is not a number."""
+    try:
+        return kind(value) if value is not None else None
+    except (TypeError, ValueError):
+        raise OrchestratorError(f"local measurer: option {name} takes a number, got "
+                                f"{value!r}") from None
 
 
 _BUILD_STATUS = {"invalid_config": MeasureStatus.INVALID_CONFIG,

@@ -20,9 +20,11 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import IO, Any
 
+from plugins.measure.sentinel import Sentinel, guarded_timing
 from plugins.measure.workerpool import PARENT_ENV, describe_exception
 
 KERNEL_FILE = "kernel.so"
+NO_WAIT_SECONDS = 300.0  # the contention guard's pause after a wait ran out
 _PR_SET_PDEATHSIG = 1
 _CACHED_TASKS = 4
 
@@ -125,6 +127,9 @@ class RunHandler:
         self.threads = int(tvm.runtime.num_threads())
         # task key + seed -> (inputs, reference): computed once per task.
         self._data: OrderedDict[str, tuple[list[Any], Any]] = OrderedDict()
+        # target JSON -> its compiled sentinel, or None and why it could not be made
+        self._sentinels: dict[str, tuple[Sentinel | None, str]] = {}
+        self._no_wait_until = 0.0
 
     def _task_data(self, task: Any, seed: int) -> tuple[list[Any], Any]:
         key = f"{task.key}#{seed}"
@@ -162,10 +167,40 @@ class RunHandler:
             timer = module.time_evaluator(
                 "main", self.dev, number=int(req.get("number", 1)),
                 repeat=int(req.get("repeat", 5)), min_repeat_ms=int(req.get("min_repeat_ms", 50)))
-            latencies = [float(s) for s in timer(*args).results]
+
+            def time_config() -> list[float]:
+                return [float(s) for s in timer(*args).results]
+
+            guard = float(req.get("guard", 0.0))
+            sentinel, why = self._sentinel(req["target"]) if guard > 0 else (None, "")
+            if sentinel is None:
+                reply = {"status": "ok", "latencies": time_config()}
+                return {**reply, "guard_error": why} if why else reply
+            # After a wait ran out the machine is slow for longer than a spell: waiting
+            # for every config would cost guard_wait each, so for a while none waits.
+            patient = time.monotonic() >= self._no_wait_until
+            timed = guarded_timing(time_config, sentinel.time, sentinel.usual, guard,
+                                   float(req.get("guard_wait", 0.0)) if patient else 0.0)
+            if timed.slowed:
+                self._no_wait_until = time.monotonic() + NO_WAIT_SECONDS
         except Exception as exc:
             return _fail("run_error", describe_exception(exc))
-        return {"status": "ok", "latencies": latencies}
+        return {"status": "ok", "latencies": timed.latencies, "retimed": timed.retimed,
+                "slowed": timed.slowed}
+
+    def _sentinel(self, target: dict[str, Any]) -> tuple[Sentinel | None, str]:
+        """The contention guard's sentinel for ``target``, compiled on first use, or None
+        and why it could not be made (then configs are timed unguarded)."""
+        from orchestrator.target import TargetInfo
+
+        key = json.dumps(target, sort_keys=True)
+        if key not in self._sentinels:
+            try:
+                self._sentinels[key] = (Sentinel(self.tvm, self.np, self.dev,
+                                                 TargetInfo.from_dict(target).tvm_target()), "")
+            except Exception as exc:
+                self._sentinels[key] = (None, describe_exception(exc))
+        return self._sentinels[key]
 
 
 def compare(out: Any, ref: Any, rtol: float, atol: float) -> str:

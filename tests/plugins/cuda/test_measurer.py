@@ -44,6 +44,9 @@ def test_gpu_timing_defaults_and_overrides() -> None:
     assert (m.repeat, m.min_repeat_ms, m.build_timeout) == (3, 10, 120.0)
     m = CudaMeasurer(repeat=7, min_repeat_ms=50)
     assert (m.repeat, m.min_repeat_ms) == (7, 50)
+    assert m.guard == 0  # the local measurer's guard watches the CPU: off for GPUs
+    with pytest.raises(OrchestratorError, match="contention guard .* leave it out"):
+        CudaMeasurer(guard=0.25)
 
 
 def test_unknown_options_are_named() -> None:

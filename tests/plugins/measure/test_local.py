@@ -62,8 +62,10 @@ def target() -> TargetInfo:
 
 @pytest.fixture(scope="module")
 def measurer() -> Iterator[LocalMeasurer]:
+    # The contention guard is on (by default); a hang is found after run_timeout plus
+    # guard_wait, the longest a guarded timing may wait.
     m = LocalMeasurer(build_workers=2, build_timeout=4, run_timeout=4, repeat=REPEAT,
-                      min_repeat_ms=1)
+                      min_repeat_ms=1, guard_wait=1)
     yield m
     m.close()
 
@@ -125,7 +127,7 @@ def test_kernel_crash(batch: dict[str, MeasureResult]) -> None:
 def test_kernel_hang(batch: dict[str, MeasureResult]) -> None:
     r = batch["hang"]
     assert r.status is MeasureStatus.RUN_TIMEOUT
-    assert r.run_seconds >= 4
+    assert r.run_seconds >= 4 + 1
 
 
 def test_workers_are_reused_then_closed(batch: dict[str, MeasureResult],
@@ -179,9 +181,14 @@ def test_registered_as_local() -> None:
     m = registry.create("local", repeat="3", build_timeout=10)
     assert isinstance(m, LocalMeasurer) and isinstance(m, Measurer)
     assert m.repeat == 3 and m.build_timeout == 10.0
+    assert m.guard == 0.25 and m.guard_wait == 20.0  # the contention guard is on by default
     assert registry.get("local").description
     with pytest.raises(OrchestratorError, match="unknown option.*repeats.*known: build_workers"):
         registry.create("local", repeats=3)
+    with pytest.raises(OrchestratorError, match="option guard takes a number, got 'abc'"):
+        registry.create("local", guard="abc")
+    with pytest.raises(OrchestratorError, match="option number takes a number, got 'x'"):
+        registry.create("local", number="x")
 
 
 def test_compare_tolerance_and_nan() -> None:
