@@ -41,6 +41,7 @@ import reproduce_gga as rg  # noqa: E402  (sets TVM_NUM_THREADS before TVM loads
 from turns import Tick, read_clock, take_turns  # noqa: E402
 
 from history.store import HistoryStore  # noqa: E402
+from orchestrator.errors import OrchestratorError  # noqa: E402
 from orchestrator.space import Config  # noqa: E402
 from orchestrator.task import Task  # noqa: E402
 
@@ -278,7 +279,10 @@ def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, comm
              "seconds are each searcher's own clock (the time it held the machine: setup, "
              "search, builds, timing, recording). The 95% mark is of xgb's best in the same "
              f"turns. Budgets: {', '.join(f'{v.name} {exp.budget(v.name)}' for v in searchers(exp))} "
-             f"trials; seed {exp.seed}; batches of {exp.batch_size}.", ""]
+             f"trials; seed {exp.seed}; batches of {exp.batch_size}"
+             + (f"; measurer {exp.measurer} with "
+                f"{', '.join(f'{k}={v}' for k, v in exp.measurer_options.items())}"
+                if exp.measurer_options else "") + ".", ""]
     if exp.confirm:
         lines += [f"Confirmed bests (`--confirm {exp.confirm}`): every run timed each config "
                   f"whose first timing beat its confirmed best {exp.confirm} more time(s), on its "
@@ -389,6 +393,9 @@ def add_turns_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--confirm", type=int, default=0, metavar="N",
                     help="every run times each new best N times more and counts only those "
                          "timings (tune --confirm) [0: off]")
+    ap.add_argument("--measurer-opt", action="append", default=[], metavar="KEY=VALUE",
+                    help="an option of every run's local measurer, e.g. guard=0.25 "
+                         "(repeatable)")
     ap.add_argument("--smoke", action="store_true",
                     help="CI smoke test: r18_l4ds against r18_l3ds's history, 16 trials each")
 
@@ -423,12 +430,18 @@ def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Expe
         budgets[k] = val
     layers, history = rg.chosen_layers(ap, args)
     db, work, out = rg.run_paths(args)
+    plugins = load_plugins()
+    measurer_options = rg._options(args.measurer_opt)
+    try:  # a bad option is an error now, not in every run's thread later
+        plugins.create("measurer", "local", **measurer_options).close()
+    except OrchestratorError as exc:
+        ap.error(f"--measurer-opt: {exc}")
     return rg.Experiment(
         layers=layers, history_layers=history, trials=max(budgets.values()), budgets=budgets,
-        db=db, work=work, out=out, target=detect_host(), plugins=load_plugins(),
+        db=db, work=work, out=out, target=detect_host(), plugins=plugins,
         searcher_options={k: dict(v) for k, v in (rg.SMOKE_OPTIONS if args.smoke else {}).items()},
         seed=args.seed, pruned=not args.no_pruned, extra=tuple(extra), remeasure=args.remeasure,
-        confirm=args.confirm)
+        confirm=args.confirm, measurer_options=measurer_options)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

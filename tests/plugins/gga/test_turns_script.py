@@ -189,7 +189,8 @@ def test_speedups_at_other_marks():
 
 def test_smoke_run_takes_turns_on_real_builds_and_reports(tmp_path):
     """The script in its small real form: r18_l3ds's xgb history, then xgb, gga and ga on
-    r18_l4ds taking turns (16 trials each, real TVM builds and timing)."""
+    r18_l4ds taking turns (16 trials each, real TVM builds and timing), every run's
+    measurer with the contention guard on."""
     import re
     import subprocess
     import sys
@@ -197,7 +198,8 @@ def test_smoke_run_takes_turns_on_real_builds_and_reports(tmp_path):
     from tests.scripts_under_test import SCRIPTS
 
     db = tmp_path / "base.db"
-    cmd = [sys.executable, str(SCRIPTS / "gga_turns.py"), "--smoke", "--no-pruned", "--db", str(db)]
+    cmd = [sys.executable, str(SCRIPTS / "gga_turns.py"), "--smoke", "--no-pruned", "--db", str(db),
+           "--measurer-opt", "guard=0.5"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = tmp_path / "base-runs" / "report"
@@ -211,6 +213,7 @@ def test_smoke_run_takes_turns_on_real_builds_and_reports(tmp_path):
     assert re.search(r"Targets met: 5x xgb: \d of [01]; 3x ga: \d of [01]; 0.98 final: \d of 1", text)
     assert re.search(r"Where they could be met: 5x xgb: \d of [01]; 3x ga: \d of [01]\.", text)
     assert (out / "turns-r18_l4ds.png").stat().st_size > 0
+    assert "; measurer local with guard=0.5." in text
     clocks = tmp_path / "base-runs" / "r18_l4ds" / "turns"
     turns = load_script("turns")
     for name in ("xgb", "gga", "ga"):
@@ -272,3 +275,17 @@ def test_turns_runs_pass_confirm_to_every_searcher(tmp_path):
     rg = load_script("reproduce_gga")
     exp = toy_experiment(rg, tmp_path, "r18_l4ds", ("r18_l3ds",), confirm=2)
     assert {exp.options(v).confirm for v in load_script("gga_turns").searchers(exp)} == {2}
+
+
+@pytest.mark.parametrize("option, message", [("guard=-1", "guard and guard_wait must be >= 0"),
+                                             ("guards=1", "unknown option(s) guards")])
+def test_a_bad_measurer_option_is_a_one_line_error_before_anything_runs(tmp_path, capsys,
+                                                                       option, message):
+    gt = load_script("gga_turns")
+    with pytest.raises(SystemExit) as exc:
+        gt.main(["--layers", "r18_l4ds", "--no-pruned", "--db", str(tmp_path / "base.db"),
+                 "--measurer-opt", option])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "--measurer-opt" in err[-1] and message in err[-1]
+    assert not (tmp_path / "base-runs").exists()
