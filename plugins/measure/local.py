@@ -196,8 +196,9 @@ class LocalMeasurer:
             log.info("local measurer: %d timing(s) of this batch were taken while the "
                      "machine was slowed (contention guard) and were taken again", retimed)
         if slowed:
-            log.warning("local measurer: the machine stayed slowed for guard_wait=%gs; %d "
-                        "timing(s) kept anyway (contention guard)", self.guard_wait, slowed)
+            log.warning("local measurer: %d timing(s) kept although the machine was slowed "
+                        "(contention guard: it stayed slow past guard_wait=%gs, and the guard "
+                        "does not wait again for 5 minutes)", slowed, self.guard_wait)
 
 
 def _number(name: str, value: Any, kind: type) -> Any:

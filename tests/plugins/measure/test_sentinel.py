@@ -182,13 +182,18 @@ def test_without_a_sentinel_configs_are_timed_unguarded_and_the_measurer_says_so
     assert m.guard_counts == {"retimed": 0, "slowed": 0}
 
 
-def test_the_measurer_counts_what_the_runner_reports() -> None:
+def test_the_measurer_counts_what_the_runner_reports(caplog: pytest.LogCaptureFixture) -> None:
     m = LocalMeasurer(guard=0.25)
-    m._count_guarded([Outcome(reply={"status": "ok", "retimed": 2, "slowed": False}),
-                      Outcome(reply={"status": "ok", "retimed": 0, "slowed": True}),
-                      Outcome(reply={"status": "run_error", "retimed": 5}),
-                      Outcome(reply=None, failure="timeout")])
+    with caplog.at_level("INFO", logger="plugins.measure.local"):
+        m._count_guarded([Outcome(reply={"status": "ok", "retimed": 2, "slowed": False}),
+                          Outcome(reply={"status": "ok", "retimed": 0, "slowed": True}),
+                          Outcome(reply={"status": "run_error", "retimed": 5}),
+                          Outcome(reply=None, failure="timeout")])
     assert m.guard_counts == {"retimed": 2, "slowed": 1}
+    said = {r.levelname: r.getMessage() for r in caplog.records}
+    assert "2 timing(s) of this batch were taken while the machine was slowed" in said["INFO"]
+    assert said["WARNING"].startswith("local measurer: 1 timing(s) kept although the machine "
+                                      "was slowed")
 
 
 @pytest.fixture()
