@@ -5,9 +5,10 @@ the 2-core EPYC VMs), and a config timed meanwhile looks worse than it is. This 
 same configs several rounds over with two local measurers side by side: ``plain`` (no
 guard) and ``guarded`` (``guard``, see ``plugins/measure/sentinel.py``), alternating
 which goes first in each round. For every config that both timed in every round, each
-timing is divided by the fastest timing of that config by either measurer; the report
-gives, per measurer, how often a timing fell below 0.9x and 0.8x of that, the spread of
-each config's timings (slowest / fastest round), and what the guard cost in seconds.
+timing is divided by the median of all that config's timings (by both measurers); the
+report gives, per measurer, how often a timing fell below 0.9x, 0.8x and 0.7x of that,
+the spread of each config's timings (slowest / fastest round), and what the guard cost
+in seconds.
 
     python scripts/measure_guard.py --layers r18_l1,r18_l3 --configs 24 --rounds 8 \\
         --out docs/results/measure-guard [--db history.db]
@@ -35,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from machine import machine_header  # noqa: E402
+from tuna_measurement_noise import quantile  # noqa: E402
 
 import reproduce_gga as rg  # noqa: E402
 from orchestrator.errors import OrchestratorError  # noqa: E402
@@ -91,11 +93,10 @@ def summarize(timings: Sequence[Timing], seconds: dict[str, float],
             mine = [t.gflops for t in ts if t.measurer == m]
             ratios += [g / usual for g in mine]
             spreads.append(max(mine) / min(mine))
-        spreads.sort()
         out.append(Summary(
             m, len(ratios), {f: sum(r < f for r in ratios) for f in LOW},
             statistics.median(spreads) if spreads else float("nan"),
-            spreads[round(0.9 * (len(spreads) - 1))] if spreads else float("nan"),
+            quantile(spreads, 0.9) if spreads else float("nan"),
             seconds.get(m, 0.0), counts.get(m, {}).get("retimed", 0),
             counts.get(m, {}).get("slowed", 0)))
     return out

@@ -54,11 +54,12 @@ class CudaMeasurer(LocalMeasurer):
         # (docs/results/data/cnnopt-psa-h100.jsonl), at a fifth of the CPU defaults' cost.
         options.setdefault("repeat", 3)
         options.setdefault("min_repeat_ms", 10)
+        options.setdefault("guard", 0.0)
+        super().__init__(**options)
         # The local measurer's contention guard times a CPU sentinel: it says nothing of a GPU.
-        if options.setdefault("guard", 0.0) not in (0, 0.0, "0"):
+        if self.guard > 0:
             raise OrchestratorError("cuda measurer: the contention guard (guard) watches the "
                                     "CPU and is for the local measurer; leave it out")
-        super().__init__(**options)
         self.device = int(device)
         self._checked: str | None = None  # target key whose GPU was found usable
         self._arch = ""
