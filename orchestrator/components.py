@@ -80,7 +80,15 @@ class SearchContext:
 
 @runtime_checkable
 class Searcher(Protocol):
-    """Proposes configs to measure and learns from their results."""
+    """Proposes configs to measure and learns from their results.
+
+    Optional method ``tell_confirmed(results)``: called under ``tune --confirm`` after
+    ``tell``, and once after ``start`` when a run resumes, with the confirmed result
+    (:func:`orchestrator.confirm.confirmed`) of each config the loop timed again because
+    its first timing beat the confirmed best. Its latency is a better estimate of that
+    config's speed than the first timing the searcher was told, which was picked for
+    being fast. A searcher without the method is not told.
+    """
 
     def start(self, context: SearchContext) -> None:
         """Called once before the first ``propose``."""

@@ -185,8 +185,10 @@ class _Loop:
             # An interrupted run may have stopped between a batch and its re-timings; a
             # trial faster than the confirmed best was missed so (the best only improves).
             missed = [r for r in own_trials if r.config.key not in own_retimings]
-            best, n = self._confirm(missed, best, known, run_id, task_id, target_id)
+            found = [c for rs in own_retimings.values() if (c := confirmed(rs)) is not None]
+            best, n, more = self._confirm(missed, best, known, run_id, task_id, target_id)
             retimed += n
+            _tell_confirmed(self.searcher, found + more)
         else:
             best = min((r for r in own if r.ok), key=lambda r: r.latency, default=None)
         first_ok = next((r for r in own if r.ok), None)
@@ -222,14 +224,16 @@ class _Loop:
                     if r.ok and not o.confirm and (best is None or r.latency < best.latency):
                         best = r
                         last_improvement = trials
+                told: list[MeasureResult] = []
                 if o.confirm:
                     fresh = [r for r, was_reused in batch if not was_reused]
                     before = best
-                    best, n = self._confirm(fresh, best, known, run_id, task_id, target_id)
+                    best, n, told = self._confirm(fresh, best, known, run_id, task_id, target_id)
                     retimed += n
                     if best is not before:
                         last_improvement = trials
                 self.searcher.tell(results)
+                _tell_confirmed(self.searcher, told)
                 if self.cost_model is not None:
                     self.cost_model.fit(self.space, list(known.values()))
                 hook.orchestrator_results_measured(run=info, results=results,
@@ -250,19 +254,23 @@ class _Loop:
 
     def _confirm(self, results: Sequence[MeasureResult], best: MeasureResult | None,
                  known: dict[str, MeasureResult], run_id: int, task_id: int, target_id: int
-                 ) -> tuple[MeasureResult | None, int]:
+                 ) -> tuple[MeasureResult | None, int, list[MeasureResult]]:
         """Time again, fastest first, each of ``results`` whose timing beats the confirmed
-        ``best``; returns the confirmed best after them and how many timings were made."""
+        ``best``; returns the confirmed best after them, how many timings were made and
+        the confirmed result of each config timed again."""
         n = 0
+        found: list[MeasureResult] = []
         for r in sorted((r for r in results if r.ok), key=lambda r: r.latency):
             if best is not None and r.latency >= best.latency:
                 break
             again = self._retime(r, known, run_id, task_id, target_id)
             n += len(again)
             c = confirmed(again)
-            if c is not None and (best is None or c.latency < best.latency):
-                best = c
-        return best, n
+            if c is not None:
+                found.append(c)
+                if best is None or c.latency < best.latency:
+                    best = c
+        return best, n, found
 
     def _retime(self, result: MeasureResult, known: dict[str, MeasureResult], run_id: int,
                 task_id: int, target_id: int) -> list[MeasureResult]:
@@ -313,6 +321,14 @@ class _Loop:
         done = [x for x in out if x is not None]
         _keep_fastest(known, [r for r, _ in done])
         return done
+
+
+def _tell_confirmed(searcher: Any, results: Sequence[MeasureResult]) -> None:
+    """Pass confirmed results to a searcher that takes them (the optional
+    ``tell_confirmed`` of :class:`~orchestrator.components.Searcher`)."""
+    tell = getattr(searcher, "tell_confirmed", None)
+    if results and callable(tell):
+        tell(list(results))
 
 
 def _keep_fastest(known: dict[str, MeasureResult], results: Iterable[MeasureResult]) -> None:

@@ -90,14 +90,18 @@ class GuidedGA:
     K: breed K times the children a generation needs and measure those a rank model
     ranks highest, see ``plugins.gga.screen``; the first generation likewise takes the
     best-metric candidate and the model's best of the next K x (P - probe - 1), and each
-    probe the model's best value of its knob). Not in the paper.
+    probe the model's best value of its knob). Not in the paper. ``confirmed`` (True: under
+    ``tune --confirm``, a config the loop timed again counts at its confirmed speed, see
+    :meth:`tell_confirmed`; False: at its first timing, as before). The paper's tuner
+    takes every timing at its word; a fast fluke then stays the best individual, is kept
+    in every generation and lends its genes to the elite.
     """
 
     def __init__(self, population: int = 16, elite: int = 8, crossover_prob: float = 0.5,
                  elite_mutation_prob: float = 0.5, omega: float = DEFAULT_OMEGA,
                  probe: int | None = None, seeding: str = "metric",
                  refit: bool = False, lead: int | None = None, refresh: int = 0,
-                 screen: int = 0) -> None:
+                 screen: int = 0, confirmed: bool = True) -> None:
         if int(population) < 2:
             raise OrchestratorError(f"gga: population must be >= 2, got {population}")
         if int(elite) < 1:
@@ -122,6 +126,9 @@ class GuidedGA:
         if isinstance(screen, bool) or not isinstance(screen, int) or screen < 0:
             raise OrchestratorError(f"gga: screen must be a whole number >= 0 (0 = off; K = "
                                     f"breed K times the children measured), got {screen!r}")
+        if not isinstance(confirmed, bool):
+            raise OrchestratorError(f"gga: confirmed must be true or false, got {confirmed!r}")
+        self.confirmed = confirmed
         self.population_size = int(population)
         self.elite = int(elite)
         self.crossover_prob = float(crossover_prob)
@@ -196,6 +203,16 @@ class GuidedGA:
         """Record the measured performance of the configs last proposed."""
         for r in results:
             self._learn(r)
+
+    def tell_confirmed(self, results: Sequence[MeasureResult]) -> None:
+        """Under ``tune --confirm``: a config timed again counts at its confirmed speed,
+        not at the first timing that was picked for being fast (unless ``confirmed`` is
+        off). Elites, elite genes and selection all read these figures."""
+        if not self.confirmed:
+            return
+        for r in results:
+            if r.config.key in self.perf:
+                self.perf[r.config.key] = performance(r)
 
     # -- Algorithm 1 -------------------------------------------------------------------
     def _learn(self, r: MeasureResult) -> None:

@@ -63,3 +63,9 @@ class AutoSearch:
     def tell(self, results: Sequence[MeasureResult]) -> None:
         """Passed to the chosen searcher."""
         self.delegate.tell(results)
+
+    def tell_confirmed(self, results: Sequence[MeasureResult]) -> None:
+        """Passed to the chosen searcher if it takes confirmed results."""
+        tell = getattr(self.delegate, "tell_confirmed", None)
+        if callable(tell):
+            tell(results)

@@ -146,3 +146,52 @@ def test_a_run_interrupted_before_its_retimings_makes_them_when_resumed(lucky, d
     assert stored[8].config == first_fastest and first_fastest.key in again
     assert s.trials == 16 and s.retimed == len(stored) - 16
     assert s.best.latency == pytest.approx(toy_latency(s.best.config))
+
+
+class RecordingSearcher:
+    """The toy space's configs in order; remembers every confirmed result it is told."""
+
+    def __init__(self) -> None:
+        self.told: list[MeasureResult] = []
+        self.confirmed: list[MeasureResult] = []
+
+    def start(self, context):
+        self.left = list(context.space)
+        self.confirmed.clear()
+
+    def propose(self, n):
+        out, self.left = self.left[:n], self.left[n:]
+        return out
+
+    def tell(self, results):
+        self.told += results
+
+    def tell_confirmed(self, results):
+        # told after the results they confirm (on resume, after start: told the first time)
+        assert all(r.config.key in {t.config.key for t in self.told} for r in results)
+        self.confirmed += results
+
+
+def test_a_searcher_that_takes_confirmed_results_is_told_each_one(toy_plugin, db, toy_target):
+    m = LuckyFirstTimings()
+    searcher = RecordingSearcher()
+
+    class Plugin:
+        @hookimpl
+        def orchestrator_add_measurers(self, registry):
+            registry.add("lucky", lambda: m)
+
+        @hookimpl
+        def orchestrator_add_searchers(self, registry):
+            registry.add("recording", lambda: searcher)
+
+    plugins = load_plugins(extra=[("toy", toy_plugin), ("p", Plugin())], autoload=False)
+    s = run(plugins, db, toy_target, trials=16, searcher="recording", confirm=2)
+    _, again = split_retimings(db.results(1, 1))
+    assert sorted(r.config.key for r in searcher.confirmed) == sorted(again)
+    for r in searcher.confirmed:  # the true speed, from the two later timings alone
+        assert r.latency == pytest.approx(toy_latency(r.config)) and len(r.latencies) == 6
+    assert s.best.config.key in again
+    # A resumed run tells the searcher its earlier confirmations after start.
+    run(plugins, db, toy_target, trials=16, searcher="recording", confirm=2)
+    assert sorted(r.config.key for r in searcher.confirmed) == sorted(again)

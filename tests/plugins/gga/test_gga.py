@@ -23,7 +23,7 @@ from plugins.gga.operators import (
     select_proportional,
 )
 from plugins.gga.screen import ChildScreen
-from plugins.gga.searcher import GuidedGA
+from plugins.gga.searcher import GuidedGA, performance
 from tests.plugins.gga.fake_history import FAR, NEAR, context, toy_history
 
 
@@ -364,3 +364,21 @@ def test_child_screen_learns_this_tasks_results():
     top = screen.best(others, 10)
     median = sorted(toy_latency(c) for c in others)[len(others) // 2]
     assert max(toy_latency(c) for c in top) < median
+
+
+def test_a_confirmed_timing_replaces_the_lucky_first_one_in_ranking():
+    for confirmed in (True, False):
+        s = GuidedGA(confirmed=confirmed)
+        _run(s, 1, toy_history(NEAR))
+        fluke = max(s.perf, key=s.perf.get)  # the best individual, by its first timing
+        slower = MeasureResult(s.configs[fluke], MeasureStatus.OK,
+                               (2.0 / s.perf[fluke],), measurer="replay")
+        s.tell_confirmed([slower])
+        s.propose(1)  # breeds generation 2 from the figures it holds
+        if confirmed:  # timed again at half the speed: no longer the best, nor elite
+            assert s.perf[fluke] == pytest.approx(performance(slower))
+            assert max(s.perf, key=s.perf.get) != fluke
+        else:
+            assert max(s.perf, key=s.perf.get) == fluke
+    with pytest.raises(OrchestratorError, match="confirmed must be true or false"):
+        GuidedGA(confirmed="no")

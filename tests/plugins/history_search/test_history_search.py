@@ -47,6 +47,19 @@ def test_auto_runs_gga_when_history_matches_the_task():
     assert s.propose(4)
 
 
+def test_auto_passes_confirmed_results_to_gga_and_not_to_tl():
+    s = AutoSearch(tl=TL_FAST)
+    s.start(context(toy_history(NEAR)))
+    first = s.propose(4)
+    s.tell([MeasureResult(c, MeasureStatus.OK, (toy_latency(c),)) for c in first])
+    s.tell_confirmed([MeasureResult(first[0], MeasureStatus.OK, (10.0,))])
+    assert s.delegate.perf[first[0].key] == pytest.approx(0.1)
+    s = AutoSearch(tl={**TL_FAST, "filter": False})
+    s.start(context(toy_history(FAR)))
+    assert not hasattr(s.delegate, "tell_confirmed")
+    s.tell_confirmed([MeasureResult(first[0], MeasureStatus.OK, (10.0,))])  # not passed on
+
+
 def test_auto_runs_tl_when_history_does_not_match():
     s = AutoSearch(tl={**TL_FAST, "filter": False})
     s.start(context(toy_history(FAR)))
