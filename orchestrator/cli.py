@@ -167,7 +167,27 @@ def _summary_dict(s: Any) -> dict[str, Any]:
             "percent_of_peak": 100 * s.best.gflops(flops) / s.run.target.peak_gflops,
             "config": s.best.config.to_dict()},
         "first_ok_latency_ms": s.first_ok.latency * 1e3 if s.first_ok else None,
+        "measurer_counts": s.measurer_counts,
     }
+
+
+_COUNT_WORDS = {
+    "guard_retimed": "timing(s) taken again because the machine was slowed",
+    "guard_slowed": "slowed timing(s) kept (the machine stayed slow)",
+}
+
+
+def _counts_line(summaries: list[Any]) -> str | None:
+    """The measurers' counts summed over the runs, in words; None when all are zero."""
+    total: dict[str, int] = {}
+    for s in summaries:
+        for k, v in s.measurer_counts.items():
+            total[k] = total.get(k, 0) + int(v)
+    if not any(total.values()):
+        return None
+    words = ", ".join(f"{v} {_COUNT_WORDS.get(k, k)}" for k, v in total.items())
+    guard = " (contention guard, see README)" if any(k.startswith("guard_") for k in total) else ""
+    return f"Measurer: {words}{guard}"
 
 
 def _print_summaries(summaries: list[Any], tgt: Any, *, predicted: bool = False,
@@ -194,6 +214,9 @@ def _print_summaries(summaries: list[Any], tgt: Any, *, predicted: bool = False,
                       f"{b['percent_of_peak']:.0f}%" if b else "-", speedup, str(s.trials),
                       measured, errors, str(s.run.run_id))
     out.print(table)
+    line = _counts_line(summaries)
+    if line:
+        out.print(line)
 
 
 @app.command()

@@ -106,7 +106,9 @@ class Measurer(Protocol):
 
     The optional attribute ``name`` is what the measurer writes in
     ``MeasureResult.measurer``; the loop answers a config from history only with a
-    result of the same measurer (a static score never stands in for a latency).
+    result of the same measurer (a static score never stands in for a latency). The
+    optional attribute ``counts`` (name -> number, read when the task finishes) goes into
+    the task's summary as ``measurer_counts``: what the measurer did besides timing.
     """
 
     def measure(self, space: Space, target: TargetInfo,

@@ -248,7 +248,7 @@ class _Loop:
             run=info, trials=trials, measured=measured, reused=reused, best=best,
             statuses=TuneSummary.count_statuses(run_results),
             seconds=time.monotonic() - started, stop_reason=stop_reason, first_ok=first_ok,
-            retimed=retimed)
+            retimed=retimed, measurer_counts=dict(getattr(self.measurer, "counts", None) or {}))
         hook.orchestrator_task_finished(run=info, summary=summary)
         return summary
 

@@ -42,6 +42,7 @@ class TuneSummary:
     stop_reason: str
     first_ok: MeasureResult | None = None
     retimed: int = 0  # measurements that timed a new best again (TuneOptions.confirm)
+    measurer_counts: dict[str, int] = field(default_factory=dict)  # Measurer.counts
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -128,6 +128,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--turns", action="append", type=_seed_dir, default=[], metavar="SEED=DIR",
                     help="the --seed and --work of one set of turns (repeat, two or more)")
     args = ap.parse_args(argv)
+    ignored = [flag for flag, given in (
+        ("--seed", args.seed != 0), ("--work", args.work is not None),
+        ("--remeasure", args.remeasure), ("--smoke", args.smoke),
+        ("--report-only", args.report_only)) if given]
+    if ignored:
+        ap.error(f"{', '.join(ignored)} do(es) not apply here: this script reads turns already "
+                 "run, each seed's from its --turns SEED=DIR")
     if len(args.turns) < 2:
         ap.error("give two or more --turns SEED=DIR: the seeds to compare")
     seeds = [s for s, _ in args.turns]

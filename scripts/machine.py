@@ -43,6 +43,15 @@ def machine_header() -> str:
         f"- Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
         f"- Machine: {cpu_model()}{f' ({kind})' if kind else ''}, {cores} cores available, "
         f"{platform.machine()}, Linux {platform.release()}",
-        f"- Python {platform.python_version()}, apache-tvm {tvm}, "
-        f"TVM_NUM_THREADS={os.environ.get('TVM_NUM_THREADS', 'unset')}",
+        f"- Python {platform.python_version()}, apache-tvm {tvm}, {threads_note(cores)}",
     ])
+
+
+def threads_note(cores: int) -> str:
+    """``TVM_NUM_THREADS=N``, or when unset what the local measurer's runner uses: it sets
+    the variable to the target's cores itself (TVM's own default is half of them)."""
+    value = os.environ.get("TVM_NUM_THREADS")
+    if value is not None:
+        return f"TVM_NUM_THREADS={value}"
+    return (f"TVM_NUM_THREADS unset here; the local measurer times with "
+            f"TVM_NUM_THREADS={cores}, one thread per core")

@@ -39,6 +39,9 @@ def test_tune_finds_a_faster_kernel_than_its_first_guess_and_records_everything(
     assert s["statuses"].get("ok", 0) >= 12, s["statuses"]
     assert s["best"]["latency_ms"] <= s["first_ok_latency_ms"]
     assert s["best"]["gflops"] > 0
+    # what the local measurer's contention guard did (real counts; zero on a quiet machine)
+    assert set(s["measurer_counts"]) == {"guard_retimed", "guard_slowed"}
+    assert all(v >= 0 for v in s["measurer_counts"].values())
     rows = measurements(db)
     assert len(rows) == 16 and len({key for _, key, _ in rows}) == 16
     # The table view and the history commands read the same database.

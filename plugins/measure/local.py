@@ -77,7 +77,7 @@ class LocalMeasurer:
                 f"guard={guard!r}, guard_wait={guard_wait!r}")
         self.guard_counts = {"retimed": 0, "slowed": 0}
         self._guard_warned = False
-        self.startup_timeout = float(startup_timeout)
+        self.startup_timeout = _number("startup_timeout", startup_timeout, float)
         self._root: Path | None = None
         self._remove_root: weakref.finalize | None = None
         self._builders: WorkerPool | None = None
@@ -86,6 +86,12 @@ class LocalMeasurer:
         self._serial = itertools.count()
 
     # -- Measurer protocol -------------------------------------------------------------
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """What the contention guard did, for the tune summary."""
+        return {"guard_retimed": self.guard_counts["retimed"],
+                "guard_slowed": self.guard_counts["slowed"]}
 
     def measure(self, space: Space, target: TargetInfo,
                 configs: Sequence[Config]) -> list[MeasureResult]:

@@ -6,7 +6,7 @@ from orchestrator.errors import OrchestratorError, UnknownComponentError
 from orchestrator.hookspecs import hookimpl
 from orchestrator.loop import tune
 from orchestrator.manager import load_plugins
-from orchestrator.result import MeasureStatus
+from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.testing import TOY_TASK, toy_latency
 
 
@@ -141,3 +141,47 @@ def test_results_of_another_measurer_never_stand_in_for_a_measurement(toy_plugin
               results=static)
     s = run(toy_plugins, db, toy_target, trials=12, seed=1)
     assert s.measured == 12 and s.reused == 0 and toy_plugin.measurer.calls == 12
+
+
+class _Counting:
+    """The toy landscape's latencies from a measurer that counts something besides timing."""
+
+    name = "counting"
+
+    def __init__(self, counts):
+        self.counts = counts
+
+    def measure(self, space, target, configs):
+        return [MeasureResult(c, MeasureStatus.OK, (toy_latency(c),), measurer=self.name)
+                for c in configs]
+
+    def close(self):
+        pass
+
+
+def test_the_summary_carries_the_measurers_counts_and_the_cli_says_them(toy_plugin, db,
+                                                                        toy_target):
+    from types import SimpleNamespace
+
+    from orchestrator.cli import _counts_line
+
+    made = []
+
+    class Plugin:
+        @hookimpl
+        def orchestrator_add_measurers(self, registry):
+            registry.add("counting", lambda **kw: made.append(_Counting(**kw)) or made[-1])
+
+    plugins = load_plugins(extra=[("toy", toy_plugin), ("c", Plugin())], autoload=False)
+    s = run(plugins, db, toy_target, trials=8, measurer="counting",
+            measurer_options={"counts": None})
+    assert s.measurer_counts == {}  # a measurer without counts
+    s = run(plugins, db, toy_target, trials=8, seed=5, measurer="counting",
+            measurer_options={"counts": {"guard_retimed": 3, "guard_slowed": 0}})
+    assert s.measurer_counts == {"guard_retimed": 3, "guard_slowed": 0}
+    two = [s, SimpleNamespace(measurer_counts={"guard_retimed": 1, "guard_slowed": 2})]
+    assert _counts_line(two) == (
+        "Measurer: 4 timing(s) taken again because the machine was slowed, 2 slowed timing(s) "
+        "kept (the machine stayed slow) (contention guard, see README)")
+    assert _counts_line([SimpleNamespace(measurer_counts={"guard_retimed": 0})]) is None
+    assert _counts_line([SimpleNamespace(measurer_counts={"other": 2})]) == "Measurer: 2 other"

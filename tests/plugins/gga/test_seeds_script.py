@@ -77,6 +77,14 @@ def test_main_rejects_bad_turns_with_one_line(turns, message, capsys):
     assert message in capsys.readouterr().err
 
 
+def test_options_that_only_running_turns_uses_are_refused(capsys):
+    seeds = load_script("gga_seeds")
+    with pytest.raises(SystemExit) as exc:
+        seeds.main(["--turns", "0=/a", "--turns", "1=/b", "--seed", "3", "--remeasure", "2"])
+    assert exc.value.code == 2
+    assert "--seed, --remeasure do(es) not apply here" in capsys.readouterr().err
+
+
 def test_turns_must_be_seed_equals_dir(capsys):
     seeds = load_script("gga_seeds")
     with pytest.raises(SystemExit):

@@ -189,6 +189,8 @@ def test_registered_as_local() -> None:
         registry.create("local", guard="abc")
     with pytest.raises(OrchestratorError, match="option number takes a number, got 'x'"):
         registry.create("local", number="x")
+    with pytest.raises(OrchestratorError, match="option startup_timeout takes a number"):
+        registry.create("local", startup_timeout="soon")
 
 
 def test_compare_tolerance_and_nan() -> None:

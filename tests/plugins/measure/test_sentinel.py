@@ -190,6 +190,7 @@ def test_the_measurer_counts_what_the_runner_reports(caplog: pytest.LogCaptureFi
                           Outcome(reply={"status": "run_error", "retimed": 5}),
                           Outcome(reply=None, failure="timeout")])
     assert m.guard_counts == {"retimed": 2, "slowed": 1}
+    assert m.counts == {"guard_retimed": 2, "guard_slowed": 1}  # for the tune summary
     said = {r.levelname: r.getMessage() for r in caplog.records}
     assert "2 timing(s) of this batch were taken while the machine was slowed" in said["INFO"]
     assert said["WARNING"].startswith("local measurer: 1 timing(s) kept although the machine "

@@ -1,0 +1,18 @@
+"""scripts/machine.py: the header every result file starts with."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.scripts_under_test import load_script
+
+
+def test_the_header_names_the_thread_count_the_measurer_times_with(monkeypatch: pytest.MonkeyPatch):
+    machine = load_script("machine")
+    monkeypatch.setenv("TVM_NUM_THREADS", "3")
+    assert machine.threads_note(2) == "TVM_NUM_THREADS=3"
+    monkeypatch.delenv("TVM_NUM_THREADS")
+    assert machine.threads_note(2) == ("TVM_NUM_THREADS unset here; the local measurer times "
+                                       "with TVM_NUM_THREADS=2, one thread per core")
+    header = machine.machine_header()
+    assert "TVM_NUM_THREADS unset here" in header and "apache-tvm" in header
