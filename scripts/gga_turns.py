@@ -19,7 +19,12 @@ part that ran before. ``--remeasure ROUNDS`` then measures every searcher's fina
 config of the layer again, side by side (``WORK/<layer>/turns/remeasure.db``); the report
 compares the medians of those timings. A run's best is the highest of hundreds of noisy
 timings and so sits above what that config runs at; timed again side by side, the
-bests compare fairly.
+bests compare fairly. ``--deployed ROUNDS`` goes further: it times again, side by side,
+every config each run reported as its best at some trial (``WORK/<layer>/turns/deployed.db``)
+and reports the targets on the curves of those configs' speeds, with xgb's final config as
+the reference: what a user stopping each run at each trial would have deployed, free of
+the winner's curse of the fastest timing. Both also run after finished turns: the same
+command again with the option measures only what is missing.
 
     python scripts/gga_turns.py --smoke                         # CI: a small real run
     python scripts/gga_turns.py --layers r18_c1,r18_l1 --db /work/gga/base.db --work /work/gga/runs-full
@@ -82,6 +87,9 @@ def run_layer(exp: rg.Experiment, task: Task, history: Sequence[Task]) -> None:
                              for v in searchers(exp)])
     if exp.remeasure > 0:
         rg.remeasure_bests(exp, task, bests(layer_turns(exp, task)), work / "remeasure.db")
+    if exp.deployed > 0:
+        rg.remeasure_bests(replace(exp, remeasure=exp.deployed), task,
+                           reported_configs(layer_turns(exp, task)), work / "deployed.db")
 
 
 # -- reading the runs -----------------------------------------------------------------------
@@ -134,6 +142,31 @@ def again(exp: rg.Experiment, res: TurnsResult) -> tuple[dict[str, float], str] 
     every best, xgb's included, was measured again in one run."""
     found = rg.remeasured(exp, res.task, bests(res), turns_dir(exp, res.task) / "remeasure.db")
     return found if found is not None and rg.REFERENCE in found[0] else None
+
+
+def reported_configs(res: TurnsResult) -> dict[str, Config]:
+    """Every config a run of the layer reported as its best at some trial, by
+    ``NAME@TRIAL``; ``xgb`` names xgb's final best (the reference)."""
+    out = {f"{n}@{i + 1}": cfg for n, c in res.curves.items() for i, cfg in c.reported}
+    final = res.curves[rg.REFERENCE].best_config if rg.REFERENCE in res.curves else None
+    return {rg.REFERENCE: final, **out} if final is not None else out
+
+
+def deployed(exp: rg.Experiment, res: TurnsResult) -> TurnsResult | None:
+    """The layer's turns as a user would have deployed them: each run's best-so-far
+    after each trial is the median GFLOPS, timed again side by side (``--deployed``), of
+    the config the run reported then; xgb's best is its final config's. The curves need
+    not rise: a run may switch to a config whose lucky timing hid a slower speed. None
+    unless every reported config was timed again in one run."""
+    configs = reported_configs(res)
+    found = rg.remeasured(exp, res.task, configs, turns_dir(exp, res.task) / "deployed.db")
+    if found is None or set(found[0]) != set(configs):
+        return None
+    by_key = {configs[name].key: g for name, g in found[0].items()}
+    curves = {n: replace(c, best=tuple(by_key[cfg.key] if cfg is not None else 0.0
+                                       for cfg in c.reported_at()))
+              for n, c in res.curves.items()}
+    return TurnsResult(res.task, res.match, curves)
 
 
 # -- the report -------------------------------------------------------------------------------
@@ -234,6 +267,33 @@ def again_section(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[st
             f"Measured again: gga's final best >= 0.98x xgb's on {met[0]} of {met[1]}.", ""]
 
 
+def deployed_section(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[str]:
+    """The targets on the configs the runs reported, timed again (``--deployed``)."""
+    found = [(r, d) for r in results if (d := deployed(exp, r)) is not None]
+    if not found:
+        return []
+    counts = ", ".join(f"{r.task.name} {len({c.key for c in reported_configs(r).values()})}"
+                       for r, _ in found)
+    return ["## The configs the runs reported, timed again (`--deployed`)", "",
+            "A run's best-so-far above is a timing, the one that picked its config (or its "
+            "confirming re-timing), and the fastest of many noisy timings sits above what "
+            "its config runs at; xgb's best, the mark's reference, is the fastest of the "
+            "most. Here every config a run reported as its best at some trial was timed "
+            "again, all of a layer's side by side in rounds (the order reversed every other "
+            "round; median of the rounds), and each run's curve is the speed of the config "
+            "it reported after each trial: what a user stopping the run then would deploy. "
+            "The reference is xgb's final config, timed the same way. Curves may fall where "
+            "a run switched to a config whose lucky timing hid a slower speed. Configs timed "
+            f"again: {counts}.", "",
+            *targets_table([d for _, d in found]),
+            "| layer | searcher | final config again, over xgb's | own seconds to 95% |",
+            "|---|---|---|---|",
+            *[f"| {d.task.name} | {n} | "
+              f"{f'{c.final / d.reference:.3f}' if d.reference > 0 else '-'} | "
+              f"{rg._fmt(d.reach(n)[1])} |" for _, d in found for n, c in d.curves.items()],
+            ""]
+
+
 def measured_period(results: Sequence[TurnsResult]) -> tuple[str, str] | None:
     """The first and last measurement of any run of ``results`` (UTC, ISO); None if none."""
     periods = [c.period for r in results for c in r.curves.values() if c.period]
@@ -272,39 +332,12 @@ def confirm_section(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[
             f"Median first / confirmed: {medians}.", ""]
 
 
-def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, command: str) -> Path:
-    lines = ["# GGA leave-one-out, searchers taking turns on the machine", "", header, "",
-             f"Command: `{command}`", "",
-             "xgb, gga and ga tune each layer at the same time, taking turns batch by batch; "
-             "seconds are each searcher's own clock (the time it held the machine: setup, "
-             "search, builds, timing, recording). The 95% mark is of xgb's best in the same "
-             f"turns. Budgets: {', '.join(f'{v.name} {exp.budget(v.name)}' for v in searchers(exp))} "
-             f"trials; seed {exp.seed}; batches of {exp.batch_size}"
-             + (f"; measurer {exp.measurer} with "
-                f"{', '.join(f'{k}={v}' for k, v in exp.measurer_options.items())}"
-                if exp.measurer_options else "") + ".", ""]
-    if exp.confirm:
-        lines += [f"Confirmed bests (`--confirm {exp.confirm}`): every run timed each config "
-                  f"whose first timing beat its confirmed best {exp.confirm} more time(s), on its "
-                  "own clock, and a config counts towards best-so-far only by the median of "
-                  "those later timings, not by the timing that picked it. Re-timings are not "
-                  "trials; their seconds are in the clocks.", ""]
-    when = measured_period(results)
-    if when:
-        lines += [f"Measured from {when[0]} to {when[1]} UTC.", ""]
-    lines += ["| layer | match | searcher | trials | best GFLOPS | / xgb | trials to 95% | "
-              "own seconds to 95% | own seconds in all |", "|---|---|---|---|---|---|---|---|---|"]
-    for r in results:
-        for name, c in r.curves.items():
-            t, s = r.reach(name)
-            total = c.seconds[-1] if c.seconds else None
-            rel = f"{c.final / r.reference:.3f}" if r.reference > 0 else "-"
-            lines.append(f"| {r.task.name} | {r.match:.3f} | {name} | {len(c.best)} | "
-                         f"{rg._fmt(c.final)} | {rel} | {rg._fmt(t, 'd')} | {rg._fmt(s)} | "
-                         f"{rg._fmt(total)} |")
-    lines += ["", "| layer | gga / xgb seconds to 95% | speed-up (>= 5x) | ga seconds | "
-              "speed-up over ga (>= 3x) | gga final / xgb (>= 0.98) | first result (s) | "
-              "reachable: 5x xgb, 3x ga |", "|---|---|---|---|---|---|---|---|"]
+def targets_table(results: Sequence[TurnsResult]) -> list[str]:
+    """Markdown: each layer's speed-ups and final over xgb, then how many targets
+    were met, in all and where they could be."""
+    lines = ["| layer | gga / xgb seconds to 95% | speed-up (>= 5x) | ga seconds | "
+             "speed-up over ga (>= 3x) | gga final / xgb (>= 0.98) | first result (s) | "
+             "reachable: 5x xgb, 3x ga |", "|---|---|---|---|---|---|---|---|"]
     met = {k: [0, 0] for k in ("5x xgb", "3x ga", "0.98 final")}
     met_reachable = {k: [0, 0] for k in ("5x xgb", "3x ga")}
     for r in results:
@@ -337,17 +370,53 @@ def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, comm
         "and one round of builds and timing); a time target is out of reach on a layer "
         "where xgb (ga) reached the mark sooner than 5x (3x) that, since no searcher can "
         "reach the mark before its first result. These layers are counted above and "
-        "not here.", "",
-        "The same speed-ups at other marks (a layer's ratio at 95% can turn on one "
-        "measurement a percent either side of the mark):", "",
-        "| layer | " + " | ".join(f"vs {o} at {m:.0%}" for m in OTHER_MARKS for o in ("xgb", "ga"))
-        + " |", "|---|" + "---|" * (2 * len(OTHER_MARKS))]
+        "not here.", ""]
+    return lines
+
+
+def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, command: str) -> Path:
+    lines = ["# GGA leave-one-out, searchers taking turns on the machine", "", header, "",
+             f"Command: `{command}`", "",
+             "xgb, gga and ga tune each layer at the same time, taking turns batch by batch; "
+             "seconds are each searcher's own clock (the time it held the machine: setup, "
+             "search, builds, timing, recording). The 95% mark is of xgb's best in the same "
+             f"turns. Budgets: {', '.join(f'{v.name} {exp.budget(v.name)}' for v in searchers(exp))} "
+             f"trials; seed {exp.seed}; batches of {exp.batch_size}"
+             + (f"; measurer {exp.measurer} with "
+                f"{', '.join(f'{k}={v}' for k, v in exp.measurer_options.items())}"
+                if exp.measurer_options else "") + ".", ""]
+    if exp.confirm:
+        lines += [f"Confirmed bests (`--confirm {exp.confirm}`): every run timed each config "
+                  f"whose first timing beat its confirmed best {exp.confirm} more time(s), on its "
+                  "own clock, and a config counts towards best-so-far only by the median of "
+                  "those later timings, not by the timing that picked it. Re-timings are not "
+                  "trials; their seconds are in the clocks.", ""]
+    when = measured_period(results)
+    if when:
+        lines += [f"Measured from {when[0]} to {when[1]} UTC.", ""]
+    lines += ["| layer | match | searcher | trials | best GFLOPS | / xgb | trials to 95% | "
+              "own seconds to 95% | own seconds in all |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        for name, c in r.curves.items():
+            t, s = r.reach(name)
+            total = c.seconds[-1] if c.seconds else None
+            rel = f"{c.final / r.reference:.3f}" if r.reference > 0 else "-"
+            lines.append(f"| {r.task.name} | {r.match:.3f} | {name} | {len(c.best)} | "
+                         f"{rg._fmt(c.final)} | {rel} | {rg._fmt(t, 'd')} | {rg._fmt(s)} | "
+                         f"{rg._fmt(total)} |")
+    lines += ["", *targets_table(results),
+              "The same speed-ups at other marks (a layer's ratio at 95% can turn on one "
+              "measurement a percent either side of the mark):", "",
+              "| layer | " + " | ".join(f"vs {o} at {m:.0%}" for m in OTHER_MARKS
+                                       for o in ("xgb", "ga"))
+              + " |", "|---|" + "---|" * (2 * len(OTHER_MARKS))]
     for r in results:
         lines.append(f"| {r.task.name} | " + " | ".join(
             speedup(r, o, m) for m in OTHER_MARKS for o in ("xgb", "ga")) + " |")
     lines.append("")
     lines += confirm_section(exp, results)
     lines += again_section(exp, results)
+    lines += deployed_section(exp, results)
     if exp.extra:
         lines += ["Variants, taking their turns beside the three above (seconds to 95% of "
                   "xgb's best; speed-ups as for gga):", "",
@@ -390,6 +459,10 @@ def add_turns_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--remeasure", type=int, default=0, metavar="ROUNDS",
                     help="after each layer's turns, measure every run's best config again, "
                          "ROUNDS rounds side by side [0: off]")
+    ap.add_argument("--deployed", type=int, default=0, metavar="ROUNDS",
+                    help="after each layer's turns, measure every config each run reported "
+                         "as its best at some trial again, ROUNDS rounds side by side, and "
+                         "report the targets on those timings [0: off]")
     ap.add_argument("--confirm", type=int, default=0, metavar="N",
                     help="every run times each new best N times more and counts only those "
                          "timings (tune --confirm) [0: off]")
@@ -407,11 +480,12 @@ def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Expe
 
     if args.confirm < 0:
         ap.error(f"--confirm takes a number of re-timings >= 0, got {args.confirm}")
-    if args.remeasure < 0:
-        ap.error(f"--remeasure takes a number of rounds >= 0, got {args.remeasure}")
-    if args.remeasure and args.report_only:
-        ap.error("--remeasure measures and --report-only does not: give one of them "
-                 "(a report shows the remeasured bests that the databases hold)")
+    for flag, rounds in (("--remeasure", args.remeasure), ("--deployed", args.deployed)):
+        if rounds < 0:
+            ap.error(f"{flag} takes a number of rounds >= 0, got {rounds}")
+        if rounds and args.report_only:
+            ap.error(f"{flag} measures and --report-only does not: give one of them "
+                     "(a report shows what the databases hold)")
 
     extra: list[rg.Variant] = []
     for item in args.variant:
@@ -441,6 +515,7 @@ def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Expe
         db=db, work=work, out=out, target=detect_host(), plugins=plugins,
         searcher_options={k: dict(v) for k, v in (rg.SMOKE_OPTIONS if args.smoke else {}).items()},
         seed=args.seed, pruned=not args.no_pruned, extra=tuple(extra), remeasure=args.remeasure,
+        deployed=args.deployed,
         confirm=args.confirm, measurer_options=measurer_options)
 
 

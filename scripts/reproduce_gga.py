@@ -125,6 +125,7 @@ class Experiment:
     extra: tuple[Variant, ...] = ()  # compared beside VARIANTS, e.g. gga with other options
     remeasure: int = 0  # rounds of measuring every searcher's best again side by side
     confirm: int = 0  # TuneOptions.confirm of every run (0: a run's best is its fastest timing)
+    deployed: int = 0  # gga_turns.py --deployed: rounds of timing every reported config again
     log: Callable[[str], None] = print
 
     @property
@@ -153,6 +154,20 @@ class Curve:
     best_config: Config | None = None
     retimed: int = 0  # re-timings (``TuneOptions.confirm``) of the trials read
     fastest_first: float = 0.0  # GFLOPS of the fastest first timing of the trials read
+    # (trial index, config) each time the run's best config changed: the config the run
+    # would report, and a user deploy, from that trial on
+    reported: tuple[tuple[int, Config], ...] = ()
+
+    def reported_at(self) -> tuple[Config | None, ...]:
+        """The config the run reported as its best after each trial (None before any)."""
+        out: list[Config | None] = []
+        changes = list(self.reported)
+        current: Config | None = None
+        for i in range(len(self.best)):
+            while changes and changes[0][0] <= i:
+                current = changes.pop(0)[1]
+            out.append(current)
+        return tuple(out)
 
     @property
     def final(self) -> float:
@@ -412,6 +427,13 @@ def curve(db: Path, task: Task, searcher: str, trials: int, confirmed: bool = Fa
     top, top_config, last = 0.0, None, None
     fastest_first, retimed = 0.0, 0
     again: dict[str, list[MeasureResult]] = {}
+    reported: list[tuple[int, Config]] = []
+
+    def report(config: Config) -> None:
+        if reported and reported[-1][0] == len(best) - 1:
+            reported.pop()
+        reported.append((len(best) - 1, config))
+
     for rec in records:
         r, elapsed = rec.result, _elapsed(rec.created_at, started)
         if r.config.key in again:  # a re-timing of a trial already read
@@ -421,6 +443,7 @@ def curve(db: Path, task: Task, searcher: str, trials: int, confirmed: bool = Fa
             if confirmed and c is not None and c.gflops(task.flops) > top:
                 top, top_config = c.gflops(task.flops), c.config
                 best[-1], seconds[-1] = top, elapsed
+                report(c.config)
             last = rec.created_at
             continue
         if len(best) >= trials:
@@ -428,13 +451,17 @@ def curve(db: Path, task: Task, searcher: str, trials: int, confirmed: bool = Fa
         again[r.config.key] = []
         if r.status is MeasureStatus.OK:
             fastest_first = max(fastest_first, r.gflops(task.flops))
-        if not confirmed and r.status is MeasureStatus.OK and r.gflops(task.flops) > top:
+        improved = not confirmed and r.status is MeasureStatus.OK and r.gflops(task.flops) > top
+        if improved:
             top, top_config = r.gflops(task.flops), r.config
         best.append(top)
         seconds.append(elapsed)
+        if improved:
+            report(r.config)
         last = rec.created_at
     period = (records[0].created_at[:19], last[:19]) if last is not None else None
-    return Curve(tuple(best), tuple(seconds), period, top_config, retimed, fastest_first)
+    return Curve(tuple(best), tuple(seconds), period, top_config, retimed, fastest_first,
+                 tuple(reported))
 
 
 def _elapsed(created_at: str, started: datetime.datetime) -> float:

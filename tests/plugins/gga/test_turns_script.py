@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from types import SimpleNamespace
 
 import pytest
 
 from history.store import HistoryStore
 from orchestrator.hookspecs import hookimpl
+from orchestrator.space import Config
 from tests.plugins.gga.test_reproduce_script import toy_experiment
 from tests.scripts_under_test import load_script
 
@@ -133,8 +135,9 @@ def test_remeasure_times_every_runs_best_again_side_by_side_and_reports_the_rati
     rg = load_script("reproduce_gga")
     gt = load_script("gga_turns")
     exp = toy_experiment(rg, tmp_path, "r18_l4ds", ("r18_l3ds", "r18_l4ds"), trials=16,
-                         budgets={"xgb": 16, "gga": 16, "ga": 16}, pruned=False, remeasure=3)
-    rg.run_all(dataclasses.replace(exp, remeasure=0), history_only=True)
+                         budgets={"xgb": 16, "gga": 16, "ga": 16}, pruned=False, remeasure=3,
+                         deployed=2)
+    rg.run_all(dataclasses.replace(exp, remeasure=0, deployed=0), history_only=True)
     (job,) = rg.left_out(exp)
     gt.run_layer(exp, job.task, job.history)
     res = gt.layer_turns(exp, job.task)
@@ -149,10 +152,25 @@ def test_remeasure_times_every_runs_best_again_side_by_side_and_reports_the_rati
     assert "| r18_l4ds | " in text.split("Final bests measured again")[1]
     assert f"gga {gflops['gga'] / gflops['xgb']:.3f}" in text
     assert "Measured again: gga's final best >= 0.98x xgb's on " in text
-    gt.run_layer(exp, job.task, job.history)  # a rerun measures nothing again
-    store = HistoryStore.open(gt.turns_dir(exp, job.task) / "remeasure.db", create=False)
-    assert store.count() == 3 * len({c.key for c in bests.values()})
+    # --deployed: every config a run reported at some trial, timed again (2 rounds)
+    reported = gt.reported_configs(res)
+    assert reported["xgb"] == bests["xgb"] and "gga@1" in reported  # gga's first seed
+    store = HistoryStore.open(gt.turns_dir(exp, job.task) / "deployed.db", create=False)
+    assert store.count() == 2 * len({c.key for c in reported.values()})
     store.close()
+    d = gt.deployed(exp, res)
+    assert d is not None and d.reference == d.curves["xgb"].final > 0
+    for name, c in d.curves.items():  # a timing that does not vary: the same curves
+        assert c.best == pytest.approx(res.curves[name].best) and c.seconds == res.curves[name].seconds
+    assert d.reference == pytest.approx(gflops["xgb"])
+    assert "## The configs the runs reported, timed again (`--deployed`)" in text
+    assert "| r18_l4ds | gga | " in text.split("(`--deployed`)")[1]
+    gt.run_layer(exp, job.task, job.history)  # a rerun measures nothing again
+    for db, n in (("remeasure.db", 3 * len({c.key for c in bests.values()})),
+                  ("deployed.db", 2 * len({c.key for c in reported.values()}))):
+        store = HistoryStore.open(gt.turns_dir(exp, job.task) / db, create=False)
+        assert store.count() == n
+        store.close()
 
 
 def test_verdict_counts_a_ga_that_never_reached_the_mark_as_beaten():
@@ -253,6 +271,14 @@ def test_a_confirmed_curve_counts_a_config_by_its_retimings_at_the_trial_that_pi
     assert rg.curve(db, TOY_TASK, "random", 8, confirmed=True).final == sure.best[7]
     # either reading counts the run's re-timings and its fastest first timing
     assert sure.retimed == plain.retimed == s.retimed > 0
+    # the config each reading reports after each trial: the one its best-so-far is of
+    for c in (sure, plain):
+        at = c.reported_at()
+        assert len(at) == 24 and at[-1] == c.best_config and c.reported[-1][1] == c.best_config
+        assert [i for i, _ in c.reported] == sorted({i for i, _ in c.reported})
+        assert all(at[i] == cfg for i, cfg in c.reported)
+        assert all(at[i] is None for i in range(c.reported[0][0]))
+    assert sure.reported[-1][0] == first
     assert sure.fastest_first == plain.fastest_first == pytest.approx(plain.final)
 
 
@@ -289,3 +315,34 @@ def test_a_bad_measurer_option_is_a_one_line_error_before_anything_runs(tmp_path
     err = capsys.readouterr().err.strip().splitlines()
     assert "--measurer-opt" in err[-1] and message in err[-1]
     assert not (tmp_path / "base-runs").exists()
+
+
+def test_the_deployed_curve_is_the_speed_of_the_config_reported_after_each_trial(tmp_path,
+                                                                                monkeypatch):
+    gt = load_script("gga_turns")
+    rg = gt.rg
+    a, b, c = (Config.of({"k": i}) for i in range(3))
+    res = gt.TurnsResult(rg.resnet_layers()[0], 1.0, {
+        "xgb": rg.Curve((10, 30, 30, 40), (1, 2, 3, 4), best_config=c,
+                        reported=((0, a), (1, b), (3, c))),
+        "gga": rg.Curve((0, 35, 35), (1, 2, 3), best_config=b, reported=((1, b),))})
+    assert res.curves["xgb"].reported_at() == (a, b, b, c)
+    assert res.curves["gga"].reported_at() == (None, b, b)
+    assert gt.reported_configs(res) == {"xgb": c, "xgb@1": a, "xgb@2": b, "xgb@4": c,
+                                        "gga@2": b}
+    speed = {a.key: 12.0, b.key: 25.0, c.key: 26.0}  # b's lucky first timing hid 25
+    asked = []
+
+    def remeasured(exp, task, configs, path):
+        asked.append(path)
+        return ({n: speed[cfg.key] for n, cfg in configs.items() if cfg.key in speed},
+                "2026-11-26 10:00")
+
+    monkeypatch.setattr(rg, "remeasured", remeasured)
+    d = gt.deployed(SimpleNamespace(work=tmp_path), res)
+    assert asked == [tmp_path / res.task.name / "turns" / "deployed.db"]
+    assert d.curves["xgb"].best == (12.0, 25.0, 25.0, 26.0) and d.reference == 26.0
+    assert d.curves["gga"].best == (0.0, 25.0, 25.0)
+    assert d.reach("gga") == (2, 2) and d.reach("xgb") == (2, 2)  # 25 >= 0.95 x 26
+    speed.pop(c.key)  # a reported config not timed again: no deployed view
+    assert gt.deployed(SimpleNamespace(work=tmp_path), res) is None
