@@ -88,21 +88,35 @@ def measured(results: Sequence[gt.TurnsResult]) -> str:
     return f"from {when[0]} to {when[1]} UTC" if when else "nothing yet"
 
 
+VIEWS = ("run", "deployed")
+
+
 def write_report(exp: rg.Experiment, turns: Sequence[tuple[int, Path]], command: str,
-                 header: str) -> Path:
+                 header: str, view: str = "run") -> Path:
     """Read each (seed, work directory) set of turns of ``exp``'s layers and write
-    ``gga-seeds.md`` in ``exp.out``."""
+    ``gga-seeds.md`` in ``exp.out``. ``view`` ``deployed``: each layer as
+    :func:`gga_turns.deployed` sees it (layers whose reported configs were not timed
+    again are left out)."""
     per_seed = {}
     for seed, work in turns:
         e = replace(exp, seed=seed, work=work)
-        per_seed[seed] = [gt.layer_turns(e, job.task) for job in rg.left_out(e)]
+        results = [gt.layer_turns(e, job.task) for job in rg.left_out(e)]
+        if view == "deployed":
+            results = [d for r in results if (d := gt.deployed(e, r)) is not None]
+        per_seed[seed] = results
     budgets = ", ".join(f"{v.name} {exp.budget(v.name)}" for v in gt.searchers(exp))
     lines = ["# GGA turns over several seeds", "", header, "", f"Command: `{command}`", "",
              f"Seeds {', '.join(str(s) for s in per_seed)}, each a full set of turns "
              f"(`gga_turns.py`; budgets {budgets} trials"
              + (f"; `--confirm {exp.confirm}`" if exp.confirm else "") + "), read from "
              + ", ".join(f"`{d}`" for _, d in turns) + ". Seconds are each searcher's "
-             "own clock; the 95% mark is of xgb's best in the same seed's turns.", "",
+             "own clock; the 95% mark is of xgb's best in the same seed's turns"
+             + (". Deployed view: each run's best-so-far is the speed of the config it "
+                "reported after each trial, timed again side by side with the layer's "
+                "other reported configs (`gga_turns.py --deployed`), and xgb's best is its "
+                "final config's, timed the same way; layers without those timings are "
+                "left out." if view == "deployed" else "."),
+             "",
              *(f"- Seed {seed} measured {measured(results)}." for seed, results in per_seed.items()),
              "", *summary(per_seed)]
     exp.out.mkdir(parents=True, exist_ok=True)
@@ -127,10 +141,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     gt.add_turns_arguments(ap)
     ap.add_argument("--turns", action="append", type=_seed_dir, default=[], metavar="SEED=DIR",
                     help="the --seed and --work of one set of turns (repeat, two or more)")
+    ap.add_argument("--view", choices=VIEWS, default="run",
+                    help="run: the runs' own best-so-far; deployed: the speeds of the "
+                         "configs they reported, timed again (gga_turns.py --deployed) "
+                         "[%(default)s]")
     args = ap.parse_args(argv)
     ignored = [flag for flag, given in (
         ("--seed", args.seed != 0), ("--work", args.work is not None),
-        ("--remeasure", args.remeasure), ("--smoke", args.smoke),
+        ("--remeasure", args.remeasure), ("--deployed", args.deployed), ("--smoke", args.smoke),
         ("--report-only", args.report_only)) if given]
     if ignored:
         ap.error(f"{', '.join(ignored)} do(es) not apply here: this script reads turns already "
@@ -146,7 +164,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.report_only = True
     command = "python scripts/gga_seeds.py " + " ".join(
         shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
-    path = write_report(gt.experiment(ap, args), args.turns, command.strip(), machine_header())
+    path = write_report(gt.experiment(ap, args), args.turns, command.strip(), machine_header(),
+                        args.view)
     print(f"report: {path}")
     return 0
 

@@ -89,7 +89,8 @@ def run_layer(exp: rg.Experiment, task: Task, history: Sequence[Task]) -> None:
         rg.remeasure_bests(exp, task, bests(layer_turns(exp, task)), work / "remeasure.db")
     if exp.deployed > 0:
         rg.remeasure_bests(replace(exp, remeasure=exp.deployed), task,
-                           reported_configs(layer_turns(exp, task)), work / "deployed.db")
+                           reported_configs(layer_turns(exp, task)), work / "deployed.db",
+                           what="configs the runs reported")
 
 
 # -- reading the runs -----------------------------------------------------------------------

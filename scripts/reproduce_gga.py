@@ -341,10 +341,12 @@ def remeasure(exp: Experiment, task: Task, is_pruned: bool) -> None:
     remeasure_bests(exp, task, final_bests(exp, task, is_pruned), _remeasure_db(exp, task))
 
 
-def remeasure_bests(exp: Experiment, task: Task, bests: dict[str, Config], path: Path) -> None:
+def remeasure_bests(exp: Experiment, task: Task, bests: dict[str, Config], path: Path,
+                    what: str = "final bests") -> None:
     """Measure the configs of ``bests`` again, ``exp.remeasure`` rounds interleaved, into
     the database at ``path`` as one finished ``remeasure`` run (nothing again when such a
-    run of the same configs is there, or without xgb's best to compare with)."""
+    run of the same configs is there, or without xgb's best to compare with); the log
+    line names them as ``what``."""
     if REFERENCE not in bests:
         return
     configs = list(bests.values())
@@ -354,7 +356,7 @@ def remeasure_bests(exp: Experiment, task: Task, bests: dict[str, Config], path:
         key = _remeasure_key(exp, task, configs)
         if _finished_remeasure(store, key) is not None:
             return
-        exp.log(f"  {task.name}: the {len(set(c.key for c in configs))} final bests measured "
+        exp.log(f"  {task.name}: the {len(set(c.key for c in configs))} {what} measured "
                 f"again, {exp.remeasure} rounds side by side")
         _, space = build_space(exp.plugins, task, exp.target,
                                TuneOptions(space_generator=exp.space_generator))

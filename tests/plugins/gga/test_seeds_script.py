@@ -50,7 +50,7 @@ def test_the_report_reads_each_seeds_turns(tmp_path):
     for seed in (0, 1):
         exp = toy_experiment(rg, tmp_path / f"s{seed}", "r18_l4ds", ("r18_l3ds", "r18_l4ds"),
                              trials=8, budgets={"xgb": 8, "gga": 8, "ga": 8}, pruned=False,
-                             seed=seed)
+                             seed=seed, deployed=2 if seed == 1 else 0)
         rg.run_all(exp, history_only=True)
         (job,) = rg.left_out(exp)
         gt.run_layer(exp, job.task, job.history)
@@ -62,6 +62,10 @@ def test_the_report_reads_each_seeds_turns(tmp_path):
     assert "- Seed 0 measured from 20" in text and "- Seed 1 measured from 20" in text
     assert "budgets xgb 8, gga 8, ga 8 trials" in text
     assert len(_rows(text.splitlines(), "0.98 final")) == 1
+    # the deployed view: only seed 1's reported configs were timed again
+    text = seeds.write_report(exp, works, "cmd", "header", view="deployed").read_text()
+    assert [r[1] for r in _rows(text.splitlines(), "r18_l4ds")] == ["1"]
+    assert "Deployed view: each run's best-so-far is the speed of the config" in text
 
 
 @pytest.mark.parametrize("turns, message", [
