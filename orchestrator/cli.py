@@ -178,14 +178,15 @@ _COUNT_WORDS = {
 
 
 def _counts_line(summaries: list[Any]) -> str | None:
-    """The measurers' counts summed over the runs, in words; None when all are zero."""
+    """The measurers' non-zero counts summed over the runs, in words; None when all are
+    zero."""
     total: dict[str, int] = {}
     for s in summaries:
         for k, v in s.measurer_counts.items():
             total[k] = total.get(k, 0) + int(v)
     if not any(total.values()):
         return None
-    words = ", ".join(f"{v} {_COUNT_WORDS.get(k, k)}" for k, v in total.items())
+    words = ", ".join(f"{v} {_COUNT_WORDS.get(k, k)}" for k, v in total.items() if v)
     guard = " (contention guard, see README)" if any(k.startswith("guard_") for k in total) else ""
     return f"Measurer: {words}{guard}"
 

@@ -183,5 +183,7 @@ def test_the_summary_carries_the_measurers_counts_and_the_cli_says_them(toy_plug
     assert _counts_line(two) == (
         "Measurer: 4 timing(s) taken again because the machine was slowed, 2 slowed timing(s) "
         "kept (the machine stayed slow) (contention guard, see README)")
+    assert _counts_line([s]) == ("Measurer: 3 timing(s) taken again because the machine was "
+                                 "slowed (contention guard, see README)")  # zeros left out
     assert _counts_line([SimpleNamespace(measurer_counts={"guard_retimed": 0})]) is None
     assert _counts_line([SimpleNamespace(measurer_counts={"other": 2})]) == "Measurer: 2 other"
