@@ -16,6 +16,7 @@ nothing else marks them.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from orchestrator.result import MeasureResult, MeasureStatus
 
@@ -52,3 +53,12 @@ def confirmed_best(retimings: Mapping[str, Sequence[MeasureResult]]) -> MeasureR
     :func:`split_retimings` gives them)."""
     found = (confirmed(rs) for rs in retimings.values())
     return min((r for r in found if r is not None), key=lambda r: r.latency, default=None)
+
+
+def tell_confirmed(searcher: Any, results: Sequence[MeasureResult]) -> None:
+    """Pass confirmed results to a searcher that takes them (the optional
+    ``tell_confirmed`` of :class:`~orchestrator.components.Searcher`); nothing to one
+    without the method, or when there are none."""
+    tell = getattr(searcher, "tell_confirmed", None)
+    if results and callable(tell):
+        tell(list(results))

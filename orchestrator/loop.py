@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.components import SearchContext
-from orchestrator.confirm import confirmed, confirmed_best, split_retimings
+from orchestrator.confirm import confirmed, confirmed_best, split_retimings, tell_confirmed
 from orchestrator.errors import OrchestratorError, UnknownComponentError
 from orchestrator.jsonkey import canonical_json
 from orchestrator.manager import Plugins, load_plugins
@@ -188,7 +188,7 @@ class _Loop:
             found = [c for rs in own_retimings.values() if (c := confirmed(rs)) is not None]
             best, n, more = self._confirm(missed, best, known, run_id, task_id, target_id)
             retimed += n
-            _tell_confirmed(self.searcher, found + more)
+            tell_confirmed(self.searcher, found + more)
         else:
             best = min((r for r in own if r.ok), key=lambda r: r.latency, default=None)
         first_ok = next((r for r in own if r.ok), None)
@@ -233,7 +233,7 @@ class _Loop:
                     if best is not before:
                         last_improvement = trials
                 self.searcher.tell(results)
-                _tell_confirmed(self.searcher, told)
+                tell_confirmed(self.searcher, told)
                 if self.cost_model is not None:
                     self.cost_model.fit(self.space, list(known.values()))
                 hook.orchestrator_results_measured(run=info, results=results,
@@ -321,14 +321,6 @@ class _Loop:
         done = [x for x in out if x is not None]
         _keep_fastest(known, [r for r, _ in done])
         return done
-
-
-def _tell_confirmed(searcher: Any, results: Sequence[MeasureResult]) -> None:
-    """Pass confirmed results to a searcher that takes them (the optional
-    ``tell_confirmed`` of :class:`~orchestrator.components.Searcher`)."""
-    tell = getattr(searcher, "tell_confirmed", None)
-    if results and callable(tell):
-        tell(list(results))
 
 
 def _keep_fastest(known: dict[str, MeasureResult], results: Iterable[MeasureResult]) -> None:

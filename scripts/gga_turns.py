@@ -85,12 +85,14 @@ def run_layer(exp: rg.Experiment, task: Task, history: Sequence[Task]) -> None:
 
     take_turns(exp.plugins, [(v.name, job(v), work / f"{v.name}.clock.jsonl")
                              for v in searchers(exp)])
+    if exp.remeasure <= 0 and exp.deployed <= 0:
+        return
+    res = layer_turns(exp, task)
     if exp.remeasure > 0:
-        rg.remeasure_bests(exp, task, bests(layer_turns(exp, task)), work / "remeasure.db")
+        rg.remeasure_bests(exp, task, bests(res), work / "remeasure.db")
     if exp.deployed > 0:
-        rg.remeasure_bests(replace(exp, remeasure=exp.deployed), task,
-                           reported_configs(layer_turns(exp, task)), work / "deployed.db",
-                           what="configs the runs reported")
+        rg.remeasure_bests(replace(exp, remeasure=exp.deployed), task, reported_configs(res),
+                           work / "deployed.db", what="configs the runs reported")
 
 
 # -- reading the runs -----------------------------------------------------------------------

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from history.similarity import best_match_score
+from orchestrator import confirm
 from orchestrator.components import SearchContext
 from orchestrator.errors import OrchestratorError
 from orchestrator.result import MeasureResult
@@ -66,6 +67,4 @@ class AutoSearch:
 
     def tell_confirmed(self, results: Sequence[MeasureResult]) -> None:
         """Passed to the chosen searcher if it takes confirmed results."""
-        tell = getattr(self.delegate, "tell_confirmed", None)
-        if callable(tell):
-            tell(results)
+        confirm.tell_confirmed(self.delegate, results)
