@@ -2,10 +2,11 @@
 one gene, elite-gene mutation, expertise mutation, and performance-proportional selection.
 
 A gene is one knob's value. Every operator returns the child and the gene it changed
-(``(knob name, value)``), which the searcher stores in its Genes dictionary. There is no
-random mutation: new values come from elite genes, from the divisors of the knob's
-extent (plus the small factors 2 and 4), or, for choice knobs, from the neighbouring
-choices.
+(``(knob name, value)``), which the searcher stores in its Genes dictionary. The paper's
+GGA has no random mutation: new values come from elite genes, from the divisors of the
+knob's extent (plus the small factors 2 and 4), or, for choice knobs, from the
+neighbouring choices. :func:`mutate_random` (any other choice of one knob) is here for
+the searcher's ``explore`` option only, which is off by default.
 """
 
 from __future__ import annotations
@@ -125,3 +126,16 @@ def mutate_expertise(rng: random.Random, parent: Config, space: Space,
             value = rng.choice(values)
             return Config.of({**parent.to_dict(), knob.name: value}), (knob.name, value)
     return None
+
+
+def mutate_random(rng: random.Random, parent: Config, space: Space) -> tuple[Config, Gene] | None:
+    """``parent`` with one knob (uniformly chosen) set to any other of its choices,
+    uniformly: AutoTVM GA's mutation, one gene at a time. Not a guided operator."""
+    knobs = [k for k in space.knobs if len(k.choices) > 1]
+    if not knobs:
+        return None
+    knob = rng.choice(knobs)
+    value = parent.get(knob.name)
+    options = [c for c in knob.choices if c != value]
+    value = rng.choice(options)
+    return Config.of({**parent.to_dict(), knob.name: value}), (knob.name, value)

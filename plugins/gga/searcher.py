@@ -26,6 +26,7 @@ from plugins.gga.operators import (
     expertise_values,
     mutate_elite,
     mutate_expertise,
+    mutate_random,
     pick_rank_proportional,
     select_proportional,
 )
@@ -94,14 +95,20 @@ class GuidedGA:
     ``tune --confirm``, a config the loop timed again counts at its confirmed speed, see
     :meth:`tell_confirmed`; False: at its first timing, as before). The paper's tuner
     takes every timing at its word; a fast fluke then stays the best individual, is kept
-    in every generation and lends its genes to the elite.
+    in every generation and lends its genes to the elite. ``explore`` (0.0: off, as the
+    paper's GGA; p: the share of breeding attempts made by random mutation, one knob of
+    a rank-picked parent set to any other of its choices, instead of crossover or guided
+    mutation; guided attempts more often repeat a measured config, so the share of
+    children kept is higher). Not in the paper: the guided operators only recombine and
+    nudge the values the seeds carry, and a search whose seeds share a poor basin stays
+    in it.
     """
 
     def __init__(self, population: int = 16, elite: int = 8, crossover_prob: float = 0.5,
                  elite_mutation_prob: float = 0.5, omega: float = DEFAULT_OMEGA,
                  probe: int | None = None, seeding: str = "metric",
                  refit: bool = False, lead: int | None = None, refresh: int = 0,
-                 screen: int = 0, confirmed: bool = True) -> None:
+                 screen: int = 0, confirmed: bool = True, explore: float = 0.0) -> None:
         if int(population) < 2:
             raise OrchestratorError(f"gga: population must be >= 2, got {population}")
         if int(elite) < 1:
@@ -110,8 +117,8 @@ class GuidedGA:
         if not 0 <= probe < int(population):
             raise OrchestratorError(f"gga: probe must be within [0, population - 1], got {probe}")
         for name, p in (("crossover_prob", crossover_prob),
-                        ("elite_mutation_prob", elite_mutation_prob)):
-            if not 0.0 <= float(p) <= 1.0:
+                        ("elite_mutation_prob", elite_mutation_prob), ("explore", explore)):
+            if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
                 raise OrchestratorError(f"gga: {name} must be within [0, 1], got {p}")
         if seeding not in SEEDINGS:
             raise OrchestratorError(f"gga: seeding must be one of {', '.join(SEEDINGS)}, "
@@ -133,6 +140,7 @@ class GuidedGA:
         self.elite = int(elite)
         self.crossover_prob = float(crossover_prob)
         self.elite_mutation_prob = float(elite_mutation_prob)
+        self.explore = float(explore)
         self.omega = float(omega)
         self.probe = probe
         self.seeding, self.refit = seeding, refit
@@ -286,13 +294,17 @@ class GuidedGA:
         return True
 
     def _breed(self, ranked: list[Config], count: int) -> list[Config]:
-        """Guided crossover or guided mutation, child by child, until ``count`` new configs."""
+        """Guided crossover or guided mutation (or, with ``explore``, random mutation),
+        child by child, until ``count`` new configs."""
         out: list[Config] = []
         for _ in range(count * _ATTEMPTS_PER_CHILD):
             if len(out) >= count:
                 break
             made = None
-            if len(ranked) >= 2 and self.rng.random() < self.crossover_prob:
+            if self.explore and self.rng.random() < self.explore:
+                made = mutate_random(self.rng, pick_rank_proportional(self.rng, ranked),
+                                     self.space)
+            elif len(ranked) >= 2 and self.rng.random() < self.crossover_prob:
                 a = pick_rank_proportional(self.rng, ranked)
                 b = pick_rank_proportional(self.rng, ranked)
                 made = crossover(self.rng, a, b, self.space)

@@ -19,6 +19,7 @@ from plugins.gga.operators import (
     expertise_values,
     mutate_elite,
     mutate_expertise,
+    mutate_random,
     refit_split,
     select_proportional,
 )
@@ -382,3 +383,53 @@ def test_a_confirmed_timing_replaces_the_lucky_first_one_in_ranking():
             assert max(s.perf, key=s.perf.get) == fluke
     with pytest.raises(OrchestratorError, match="confirmed must be true or false"):
         GuidedGA(confirmed="no")
+
+
+def test_random_mutation_sets_one_knob_to_any_other_of_its_choices():
+    space = toy_space()
+    reached: dict[str, set] = {}
+    rng = random.Random(0)
+    for _ in range(3000):
+        child, (name, value) = mutate_random(rng, A, space)
+        changed = [k.name for k in space.knobs if child[k.name] != A[k.name]]
+        assert changed == [name] and child[name] == value
+        reached.setdefault(name, set()).add(value)
+    for knob in space.knobs:  # every other choice of every knob can be drawn
+        assert reached[knob.name] == set(knob.choices) - {A[knob.name]}
+    # Expertise reaches only some of them in one move; random mutation is not guided.
+    tile_m = next(k for k in space.knobs if k.name == "tile_m")
+    assert set(expertise_values(tile_m, A["tile_m"])) < reached["tile_m"]
+
+
+def test_explore_is_off_by_default_and_must_be_a_share():
+    assert GuidedGA().explore == 0.0
+    for bad in (-0.1, 1.5, "0.2", True):
+        with pytest.raises(OrchestratorError, match="explore must be within"):
+            GuidedGA(explore=bad)
+
+
+def test_explore_makes_that_share_of_children_by_random_mutation(monkeypatch):
+    import plugins.gga.searcher as searcher_module
+
+    made: list = []
+
+    def spy(rng, parent, space):
+        out = mutate_random(rng, parent, space)
+        made.append(out[0].key)
+        return out
+
+    monkeypatch.setattr(searcher_module, "mutate_random", spy)
+    counts = {}
+    for explore in (0.0, 0.25, 1.0):
+        made.clear()
+        s = GuidedGA(explore=explore)
+        children = [c for g in _run(s, 6, toy_history(NEAR))[1:] for c in g]
+        assert all(c.key in s.genes for c in children)  # a gene recorded, as for any child
+        counts[explore] = sum(c.key in made for c in children) / len(children)
+    # explore is the share of breeding attempts; guided attempts more often repeat a
+    # measured config and are discarded, so random children are a larger share of those
+    # kept. Children the check rejected were repaired around their gene (other keys).
+    assert counts[0.0] == 0 and 0.25 <= counts[0.25] < 0.6 and counts[1.0] > 0.8
+    # explore=0 is the paper's GGA: the proposals do not depend on the option existing.
+    assert [c.key for g in _run(GuidedGA(explore=0.0), 4, toy_history(NEAR)) for c in g] == \
+        [c.key for g in _run(GuidedGA(), 4, toy_history(NEAR)) for c in g]
