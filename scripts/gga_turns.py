@@ -43,6 +43,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import reproduce_gga as rg  # noqa: E402  (sets TVM_NUM_THREADS before TVM loads)
+from paired import PairedRatio, paired_ratio  # noqa: E402
 from turns import Tick, read_clock, take_turns  # noqa: E402
 
 from history.store import HistoryStore  # noqa: E402
@@ -207,16 +208,17 @@ def speedup(res: TurnsResult, other: str, mark: float, name: str = "gga") -> str
     return rg._ratio(o, g)
 
 
-def verdict(res: TurnsResult) -> dict[str, bool | None]:
-    """The three targets on one layer (None where it cannot be told)."""
-    _, g = res.reach("gga")
+def verdict(res: TurnsResult, name: str = "gga") -> dict[str, bool | None]:
+    """The three targets on one layer for ``name`` (gga, or a variant in its place;
+    None where it cannot be told)."""
+    _, g = res.reach(name)
     _, x = res.reach("xgb")
     _, a = res.reach("ga")
-    gga_final = res.curves["gga"].final if "gga" in res.curves else 0.0
+    gga_final = res.curves[name].final if name in res.curves else 0.0
     return {
         "5x xgb": None if x is None else (g is not None and x >= 5 * g),
         "3x ga": None if g is None and a is None else (g is not None and (a is None or a >= 3 * g)),
-        "0.98 final": None if res.reference <= 0 else gga_final >= 0.98 * res.reference,
+        "0.98 final": None if res.reference <= 0 else gga_final >= rg.FINAL_TARGET * res.reference,
     }
 
 
@@ -244,30 +246,62 @@ def plot(res: TurnsResult, path: Path) -> None:
     plt.close(fig)
 
 
+def paired_finals(exp: rg.Experiment, res: TurnsResult) -> dict[str, PairedRatio]:
+    """Each run's final best over xgb's, round by round in the ``--remeasure`` run: the
+    median of the per-round ratios and its confidence interval (empty without one)."""
+    rounds = rg.remeasured_rounds(exp, res.task, bests(res),
+                                  turns_dir(exp, res.task) / "remeasure.db")
+    if not rounds or rg.REFERENCE not in rounds:
+        return {}
+    ref = rounds[rg.REFERENCE]
+    return {n: p for n, lat in rounds.items()
+            if n != rg.REFERENCE and (p := paired_ratio(lat, ref)) is not None}
+
+
 def again_section(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[str]:
-    """The final bests measured again (``--remeasure``), each over xgb's."""
-    rows, met = [], [0, 0]
+    """The final bests measured again (``--remeasure``), each over xgb's, with the
+    interval the rounds give and the final-best verdict it decides (or leaves open)."""
+    rows: list[str] = []
+    verdicts: dict[str, dict[str, int]] = {}
+    level = 0.0
     for r in results:
         found = again(exp, r)
         if found is None:
             continue
         gflops, when = found
         ref = gflops[rg.REFERENCE]
-        if "gga" in gflops:
-            met[0] += int(gflops["gga"] >= 0.98 * ref)
-            met[1] += 1
-        ratios = ", ".join(f"{n} {gflops[n] / ref:.3f}" for n in gflops if n != rg.REFERENCE)
-        rows.append(f"| {r.task.name} | {r.reference:.1f} | {ref:.1f} | {ratios} | {when} |")
+        paired = paired_finals(exp, r)
+        cells = []
+        for n in gflops:
+            if n == rg.REFERENCE:
+                continue
+            p = paired.get(n)
+            if p is None:
+                cells.append(f"{n} {gflops[n] / ref:.3f}")
+                continue
+            v = p.verdict(rg.FINAL_TARGET)
+            verdicts.setdefault(n, {}).setdefault(v, 0)
+            verdicts[n][v] += 1
+            level = p.level
+            cells.append(f"{n} {p.text()} {v}")
+        rows.append(f"| {r.task.name} | {r.reference:.1f} | {ref:.1f} | {'; '.join(cells)} "
+                    f"| {when} |")
     if not rows:
         return []
+    counts = [f"{n}: " + ", ".join(f"{k} on {c}" for k, c in sorted(v.items()))
+              + f" of {sum(v.values())}" for n, v in verdicts.items()]
     return ["Final bests measured again side by side (`--remeasure`: every run's best config "
-            "of the layer, one after the other, the order reversed every other round; median "
-            "of the rounds). A run's best is the highest of its noisy timings, and the machine "
-            "may run faster or slower now than in the turns, so \"again\" can differ from the "
-            "run; the ratios compare configs timed in the same minutes:", "",
-            "| layer | xgb best in its run | xgb again | again, over xgb's | "
+            "of the layer, one after the other, the order reversed every other round). A "
+            "run's best is the highest of its noisy timings, and the machine may run faster "
+            "or slower now than in the turns, so \"again\" can differ from the run. Each "
+            "ratio is the median over the rounds of the run's config's speed over xgb's "
+            "config's in the same round, with the interval that holds the true median with "
+            f"probability {level:.1%} (order statistics of the rounds' ratios); the "
+            f"final-best target (>= {rg.FINAL_TARGET}) is met or not met when the whole "
+            "interval is on one side of it, undecided when the interval straddles it:", "",
+            "| layer | xgb best in its run | xgb again (median GFLOPS) | again, over xgb's | "
             "measured again (UTC) |", "|---|---|---|---|---|", *rows, "",
-            f"Measured again: gga's final best >= 0.98x xgb's on {met[0]} of {met[1]}.", ""]
+            "Measured again, the final-best target: " + "; ".join(counts) + ".", ""]
 
 
 def deployed_section(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[str]:
@@ -335,26 +369,41 @@ def confirm_section(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[
             f"Median first / confirmed: {medians}.", ""]
 
 
+def met_counts(results: Sequence[TurnsResult], name: str = "gga",
+               reachable_only: bool = False) -> dict[str, tuple[int, int]]:
+    """For each target, on how many layers ``name`` met it and on how many it could be
+    told (:func:`verdict`); ``reachable_only``: the time targets, on the layers where
+    they could be met at all (:func:`reachable`)."""
+    keys = ("5x xgb", "3x ga") if reachable_only else ("5x xgb", "3x ga", "0.98 final")
+    met = {k: (0, 0) for k in keys}
+    for r in results:
+        can = reachable(r)
+        for k, ok in verdict(r, name).items():
+            if ok is None or (reachable_only and not can.get(k)):
+                continue
+            got, n = met[k]
+            met[k] = (got + int(ok), n + 1)
+    return met
+
+
+def counts_line(results: Sequence[TurnsResult], names: Sequence[str]) -> str:
+    """The targets each of ``names`` met, in gga's terms, one after the other."""
+    return "; ".join(f"{name}: " + ", ".join(f"{k} {ok} of {n}" for k, (ok, n)
+                                              in met_counts(results, name).items())
+                     for name in names) + "."
+
+
 def targets_table(results: Sequence[TurnsResult]) -> list[str]:
     """Markdown: each layer's speed-ups and final over xgb, then how many targets
     were met, in all and where they could be."""
     lines = ["| layer | gga / xgb seconds to 95% | speed-up (>= 5x) | ga seconds | "
              "speed-up over ga (>= 3x) | gga final / xgb (>= 0.98) | first result (s) | "
              "reachable: 5x xgb, 3x ga |", "|---|---|---|---|---|---|---|---|"]
-    met = {k: [0, 0] for k in ("5x xgb", "3x ga", "0.98 final")}
-    met_reachable = {k: [0, 0] for k in ("5x xgb", "3x ga")}
     for r in results:
         _, g = r.reach("gga")
         _, x = r.reach("xgb")
         _, a = r.reach("ga")
-        v, can = verdict(r), reachable(r)
-        for k, ok in v.items():
-            if ok is not None:
-                met[k][0] += int(ok)
-                met[k][1] += 1
-                if can.get(k):
-                    met_reachable[k][0] += int(ok)
-                    met_reachable[k][1] += 1
+        can = reachable(r)
         final = f"{r.curves['gga'].final / r.reference:.3f}" if r.reference > 0 else "-"
         png = f"turns-{r.task.name}.png"
         over_ga = "ga never reached it" if a is None and g is not None else rg._ratio(a, g)
@@ -364,11 +413,12 @@ def targets_table(results: Sequence[TurnsResult]) -> list[str]:
                      f"{rg._fmt(a)} | {over_ga} | {final} | {rg._fmt(first_result(r))} | "
                      f"{yes_no} |")
     lines += ["", "Targets met: " + "; ".join(
-        f"{k}: {ok} of {n}" for k, (ok, n) in met.items()) + " (a layer where xgb never "
+        f"{k}: {ok} of {n}" for k, (ok, n) in met_counts(results).items()) + " (a layer where xgb never "
         "reached its own mark, or neither gga nor ga did, is not counted; ga that never "
         "reached it counts as beaten).", "",
         "Where they could be met: " + "; ".join(
-            f"{k}: {ok} of {n}" for k, (ok, n) in met_reachable.items()) + ". \"first result\" "
+            f"{k}: {ok} of {n}" for k, (ok, n) in met_counts(results, reachable_only=True).items())
+        + ". \"first result\" "
         "is the earliest own second at which any run on the layer had a result (its set-up "
         "and one round of builds and timing); a time target is out of reach on a layer "
         "where xgb (ga) reached the mark sooner than 5x (3x) that, since no searcher can "
@@ -438,6 +488,13 @@ def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, comm
                     f"{' | '.join(ratios)} | "
                     f"{f'{c.final / r.reference:.3f}' if r.reference > 0 else '-'} | "
                     f"{f'{c.final / gga_final:.3f}' if gga_final > 0 else '-'} |")
+        names = ["gga", *(v.name for v in exp.extra)]
+        lines += ["", "The targets each met in the runs, the variants in gga's place: "
+                  + counts_line(results, names)]
+        found = [d for r in results if (d := deployed(exp, r)) is not None]
+        if found:
+            lines += ["", "The same on the configs the runs reported, timed again "
+                      f"(`--deployed`, {len(found)} layers): " + counts_line(found, names)]
         lines.append("")
     exp.out.mkdir(parents=True, exist_ok=True)
     for r in results:
