@@ -263,7 +263,7 @@ def again_section(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[st
     interval the rounds give and the final-best verdict it decides (or leaves open)."""
     rows: list[str] = []
     verdicts: dict[str, dict[str, int]] = {}
-    level = 0.0
+    levels: list[float] = []
     for r in results:
         found = again(exp, r)
         if found is None:
@@ -282,7 +282,7 @@ def again_section(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[st
             v = p.verdict(rg.FINAL_TARGET)
             verdicts.setdefault(n, {}).setdefault(v, 0)
             verdicts[n][v] += 1
-            level = p.level
+            levels.append(p.level)
             cells.append(f"{n} {p.text()} {v}")
         rows.append(f"| {r.task.name} | {r.reference:.1f} | {ref:.1f} | {'; '.join(cells)} "
                     f"| {when} |")
@@ -296,7 +296,8 @@ def again_section(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[st
             "or slower now than in the turns, so \"again\" can differ from the run. Each "
             "ratio is the median over the rounds of the run's config's speed over xgb's "
             "config's in the same round, with the interval that holds the true median with "
-            f"probability {level:.1%} (order statistics of the rounds' ratios); the "
+            f"probability {min(levels, default=0.0):.1%} or more (order statistics of the "
+            "rounds' ratios); the "
             f"final-best target (>= {rg.FINAL_TARGET}) is met or not met when the whole "
             "interval is on one side of it, undecided when the interval straddles it:", "",
             "| layer | xgb best in its run | xgb again (median GFLOPS) | again, over xgb's | "
