@@ -216,11 +216,11 @@ def verdict(res: TurnsResult, name: str = "gga") -> dict[str, bool | None]:
     _, g = res.reach(name)
     _, x = res.reach("xgb")
     _, a = res.reach("ga")
-    gga_final = res.curves[name].final if name in res.curves else 0.0
+    final = res.curves[name].final if name in res.curves else 0.0
     return {
         "5x xgb": None if x is None else (g is not None and x >= 5 * g),
         "3x ga": None if g is None and a is None else (g is not None and (a is None or a >= 3 * g)),
-        "0.98 final": None if res.reference <= 0 else gga_final >= rg.FINAL_TARGET * res.reference,
+        "0.98 final": None if res.reference <= 0 else final >= rg.FINAL_TARGET * res.reference,
     }
 
 
@@ -307,9 +307,9 @@ def again_section(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[st
             "Measured again, the final-best target: " + "; ".join(counts) + ".", ""]
 
 
-def deployed_section(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[str]:
-    """The targets on the configs the runs reported, timed again (``--deployed``)."""
-    found = [(r, d) for r in results if (d := deployed(exp, r)) is not None]
+def deployed_section(found: Sequence[tuple[TurnsResult, TurnsResult]]) -> list[str]:
+    """The targets on the configs the runs reported, timed again (``--deployed``): each
+    layer's turns with :func:`deployed`'s view of them (layers without it left out)."""
     if not found:
         return []
     counts = ", ".join(f"{r.task.name} {len({c.key for c in reported_configs(r).values()})}"
@@ -472,7 +472,8 @@ def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, comm
     lines.append("")
     lines += confirm_section(exp, results)
     lines += again_section(exp, results)
-    lines += deployed_section(exp, results)
+    found = [(r, d) for r in results if (d := deployed(exp, r)) is not None]
+    lines += deployed_section(found)
     if exp.extra:
         lines += ["Variants, taking their turns beside the three above (seconds to 95% of "
                   "xgb's best; speed-ups as for gga):", "",
@@ -494,10 +495,10 @@ def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, comm
         names = ["gga", *(v.name for v in exp.extra)]
         lines += ["", "The targets each met in the runs, the variants in gga's place: "
                   + counts_line(results, names)]
-        found = [d for r in results if (d := deployed(exp, r)) is not None]
         if found:
             lines += ["", "The same on the configs the runs reported, timed again "
-                      f"(`--deployed`, {len(found)} layers): " + counts_line(found, names)]
+                      f"(`--deployed`, {len(found)} layers): "
+                      + counts_line([d for _, d in found], names)]
         lines.append("")
     exp.out.mkdir(parents=True, exist_ok=True)
     for r in results:
