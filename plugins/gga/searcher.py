@@ -184,9 +184,11 @@ class GuidedGA:
         if self._screen is not None:
             cands = cands[:1] + self._screen.best(cands[1:], want - n_probe - 1)
         self.from_history = len(cands)
-        if not cands:
-            log.info("gga: no usable history for %s; starting from samples of the space",
-                     context.task.label())
+        if want and not cands:
+            log.info("gga: no usable history of other tasks for %s; the first generation "
+                     "is %s", context.task.label(),
+                     "this task's earlier results, probes of the best and samples of the space"
+                     if known else "samples of the space")
         self.seen.update(c.key for c in cands)
         best = self.configs[known[0]] if known else cands[0] if cands else None
         probes = self._probe(best, n_probe) if best is not None else []

@@ -262,6 +262,20 @@ def test_without_history_the_first_generation_is_sampled_and_search_goes_on():
     assert len(keys) == len(set(keys))
 
 
+def test_the_no_history_message_names_what_the_first_generation_is(caplog):
+    caplog.set_level("INFO", logger="plugins.gga.searcher")
+    GuidedGA().start(context(None))
+    assert "first generation is samples of the space" in caplog.text
+    caplog.clear()
+    # This task's own earlier results fill the whole population: nothing is sampled, and
+    # history of other tasks is not even looked up, so nothing is said about it.
+    prior = tuple(toy_results(toy_space(), n=40, seed=3))
+    GuidedGA().start(context(None, prior=prior))
+    assert "no usable history" not in caplog.text
+    GuidedGA(population=64).start(context(None, prior=prior))
+    assert "this task's earlier results, probes of the best" in caplog.text
+
+
 def test_probe_defaults_to_half_the_population():
     assert GuidedGA().probe == 8 and GuidedGA(population=6).probe == 3
     assert GuidedGA(population=6, probe=0).probe == 0
