@@ -431,7 +431,7 @@ def _to_task(t: TaskRow | Row[Any]) -> Task:
 
 def _to_result(m: MeasurementRow | Row[Any], config_key: str) -> MeasureResult:
     """The result of a MeasurementRow, or of a row with its columns of the same names."""
-    return MeasureResult(config=Config.of(json.loads(config_key)),
+    return MeasureResult(config=Config.from_key(config_key),
                          status=MeasureStatus(m.status),
                          latencies=tuple(json.loads(m.latencies)),
                          build_seconds=m.build_seconds, run_seconds=m.run_seconds,

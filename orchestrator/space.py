@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import math
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -20,6 +21,9 @@ if TYPE_CHECKING:
 def _freeze(value: Any) -> Any:
     """Lists from JSON become tuples so that config values are hashable."""
     if isinstance(value, list | tuple):
+        # Most values are flat tuples of split factors; history loads thousands at a start.
+        if all(type(v) is int for v in value):
+            return tuple(value)
         return tuple(_freeze(v) for v in value)
     return value
 
@@ -96,6 +100,14 @@ class Config:
     @classmethod
     def of(cls, mapping: Mapping[str, Any]) -> Config:
         return cls(tuple(sorted((k, _freeze(v)) for k, v in mapping.items())))
+
+    @classmethod
+    def from_key(cls, key: str) -> Config:
+        """The config whose canonical key (``Config.key``, as history stores it) is
+        ``key``; keeps that text as its key instead of writing it again."""
+        config = cls.of(json.loads(key))
+        config.__dict__["key"] = key  # what functools.cached_property would store
+        return config
 
     def __getitem__(self, name: str) -> Any:
         for k, v in self.values:

@@ -37,6 +37,16 @@ def test_config_key_is_stable_and_round_trips():
     space = Space(TOY_TASK, "t", (ChoiceKnob("a", (1, 2)), SplitKnob("b", 8, 2, ((2, 4), (4, 2)))), "m:f")
     assert space.config_from_dict(a.to_dict()) == a
     assert space.config_at(space.indices(a)) == a
+    nested = Config.of({"order": [["i", 2], ["j", 1]], "flag": True, "t": [1, 2]})
+    assert nested["order"] == (("i", 2), ("j", 1)) and nested["t"] == (1, 2)
+    assert Config.of(nested.to_dict()) == nested
+
+
+def test_a_config_from_its_stored_key_is_the_same_config_with_that_key():
+    a = Config.of({"b": (2, 4), "a": 1, "order": [["k", 3]]})
+    b = Config.from_key(a.key)
+    assert b == a and b.key == a.key and hash(b) == hash(a)
+    assert b.key_hash == a.key_hash
 
 
 def test_validate_and_require_valid():
