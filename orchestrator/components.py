@@ -109,6 +109,10 @@ class Measurer(Protocol):
     result of the same measurer (a static score never stands in for a latency). The
     optional attribute ``counts`` (name -> number, read when the task finishes) goes into
     the task's summary as ``measurer_counts``: what the measurer did besides timing.
+    Optional method ``prepare(space, target)``: called once when a task starts, before
+    the searcher's ``start``; a measurer may start its workers there without waiting for
+    them, so that their start-up overlaps the searcher's (reading history, fitting a
+    model) instead of coming after it. Returns nothing.
     """
 
     def measure(self, space: Space, target: TargetInfo,

@@ -140,6 +140,9 @@ class _Loop:
 
     def run(self) -> TuneSummary:
         o, store = self.options, self.store
+        prepare = getattr(self.measurer, "prepare", None)
+        if prepare is not None:
+            prepare(self.space, self.target)
         task_id = store.ensure_task(self.task)
         target_id = store.ensure_target(self.target)
         resume_key = o.resume_key(self.task, self.target, self.gen_name)

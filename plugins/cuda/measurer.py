@@ -73,6 +73,15 @@ class CudaMeasurer(LocalMeasurer):
         results = super().measure(space, target, configs)
         return [dataclasses.replace(r, measurer=NAME) for r in results]
 
+    def prepare(self, space: Space, target: TargetInfo) -> None:
+        """Start the workers early only where the GPU is usable; otherwise the first
+        ``measure`` says what is wrong, as it always has."""
+        try:
+            self.require_gpu(target)
+        except OrchestratorError:
+            return
+        super().prepare(space, target)
+
     def require_gpu(self, target: TargetInfo) -> None:
         """Raise a one-line OrchestratorError unless ``target`` can run here."""
         if self._checked == target.key:

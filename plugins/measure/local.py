@@ -30,8 +30,11 @@ class LocalMeasurer:
     """Builds in parallel worker processes, then times each kernel alone in an isolated runner.
 
     A batch is built completely before anything runs, so that compiling never disturbs
-    a timing. Workers are started on the first ``measure``, reused by later ones and
-    replaced after a crash or a timeout, which costs that one config only.
+    a timing. Workers are started when the task starts (``prepare``; ``prestart=false``
+    leaves it to the first ``measure``), reused by every ``measure`` and replaced after a
+    crash or a timeout, which costs that one config only. Started early, their TVM
+    import (about 2 s each) overlaps the searcher's start instead of delaying the first
+    batch.
 
     The contention guard (``plugins.measure.sentinel``) is on by default (``guard=0``
     turns it off): after each config the runner times a fixed sentinel kernel, and when
@@ -50,7 +53,7 @@ class LocalMeasurer:
                  run_timeout: float = 30.0, number: int = 1, repeat: int = 5,
                  min_repeat_ms: int = 50, rtol: float = 1e-3, atol: float = 1e-3,
                  seed: int = 0, check: bool = True, guard: float = DEFAULT_GUARD,
-                 guard_wait: float = 20.0,
+                 guard_wait: float = 20.0, prestart: bool = True,
                  startup_timeout: float = STARTUP_TIMEOUT, **unknown: Any) -> None:
         if unknown:
             known = [p for p in inspect.signature(LocalMeasurer).parameters if p != "unknown"]
@@ -66,9 +69,8 @@ class LocalMeasurer:
         self.rtol = _number("rtol", rtol, float)
         self.atol = _number("atol", atol, float)
         self.seed = _number("seed", seed, int)
-        # Options may arrive as command-line strings.
-        self.check = check if isinstance(check, bool) else str(check).lower() not in (
-            "0", "false", "no", "off")
+        self.check = _flag("check", check)
+        self.prestart = _flag("prestart", prestart)
         self.guard = _number("guard", guard, float)
         self.guard_wait = _number("guard_wait", guard_wait, float)
         if not self.guard >= 0 or not self.guard_wait >= 0:  # also rejects NaN
@@ -92,6 +94,13 @@ class LocalMeasurer:
         """What the contention guard did, for the tune summary."""
         return {"guard_retimed": self.guard_counts["retimed"],
                 "guard_slowed": self.guard_counts["slowed"]}
+
+    def prepare(self, space: Space, target: TargetInfo) -> None:
+        """Called when a task starts: start the workers (unless ``prestart`` is off)
+        without waiting for them."""
+        if self.prestart:
+            builders, _ = self._pools(target)  # which starts the runner
+            builders.start()
 
     def measure(self, space: Space, target: TargetInfo,
                 configs: Sequence[Config]) -> list[MeasureResult]:
@@ -214,6 +223,18 @@ def _number(name: str, value: Any, kind: type) -> Any:
     except (TypeError, ValueError):
         raise OrchestratorError(f"local measurer: option {name} takes a number, got "
                                 f"{value!r}") from None
+
+
+def _flag(name: str, value: Any) -> bool:
+    """An on/off option, also as a command-line string; a one-line error otherwise."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise OrchestratorError(f"local measurer: option {name} takes true or false, got {value!r}")
 
 
 _BUILD_STATUS = {"invalid_config": MeasureStatus.INVALID_CONFIG,

@@ -187,3 +187,36 @@ def test_the_summary_carries_the_measurers_counts_and_the_cli_says_them(toy_plug
                                  "slowed (contention guard, see README)")  # zeros left out
     assert _counts_line([SimpleNamespace(measurer_counts={"guard_retimed": 0})]) is None
     assert _counts_line([SimpleNamespace(measurer_counts={"other": 2})]) == "Measurer: 2 other"
+
+
+class _Preparing(_Counting):
+    """Notes when ``prepare`` is called, relative to the searcher's ``start``."""
+
+    def __init__(self, events):
+        super().__init__(None)
+        self.events = events
+
+    def prepare(self, space, target):
+        self.events.append(("prepare", space.task.key, target.key))
+
+
+def test_the_loop_prepares_the_measurer_before_the_searcher_starts(toy_plugin, toy_plugins, db,
+                                                                   toy_target, monkeypatch):
+    from plugins.baselines.random_search import RandomSearch
+
+    events = []
+    started = RandomSearch.start
+    monkeypatch.setattr(RandomSearch, "start",
+                        lambda self, ctx: events.append(("start",)) or started(self, ctx))
+
+    class Plugin:
+        @hookimpl
+        def orchestrator_add_measurers(self, registry):
+            registry.add("preparing", lambda **kw: _Preparing(events))
+
+    plugins = load_plugins(extra=[("toy", toy_plugin), ("p", Plugin())], autoload=False)
+    s = run(plugins, db, toy_target, trials=8, measurer="preparing")
+    assert s.measured == 8
+    assert events == [("prepare", TOY_TASK.key, toy_target.key), ("start",)]
+    # A measurer without prepare (the toy replay) is measured as before.
+    assert run(toy_plugins, db, toy_target, trials=8, seed=3).measured == 8

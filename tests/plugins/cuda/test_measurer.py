@@ -65,6 +65,8 @@ def test_without_a_gpu_one_error_names_the_alternatives() -> None:
     space = CudaTemplates().generate(small_dense(), target("h100"))
     configs = [space.sample(random.Random(i)) for i in range(5)]
     with CudaMeasurer() as m:
+        m.prepare(space, target("h100"))  # when a task starts: quiet, starts nothing here
+        assert m.worker_pids() == {"build": [], "run": []}
         assert m.measure(space, target("h100"), []) == []
         with pytest.raises(NoGpuError) as err:
             m.measure(space, target("h100"), configs)

@@ -155,6 +155,23 @@ def test_empty_batch_starts_nothing(target: TargetInfo) -> None:
     m.close()
 
 
+def test_prepare_starts_the_workers_before_the_first_batch(target: TargetInfo) -> None:
+    m = LocalMeasurer(build_workers=2, repeat=REPEAT, min_repeat_ms=1)
+    try:
+        m.prepare(helpers.space(), target)
+        pids = m.worker_pids()
+        assert len(pids["build"]) == 2 and len(pids["run"]) == 1
+        results = m.measure(helpers.space(), target, [helpers.config("ok")])
+        assert [r.status for r in results] == [MeasureStatus.OK]
+        assert m.worker_pids() == pids  # the first batch used the workers started early
+    finally:
+        m.close()
+    off = LocalMeasurer(prestart="false")
+    off.prepare(helpers.space(), target)
+    assert off.worker_pids() == {"build": [], "run": []}
+    off.close()
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="busy workers die with their parent "
                     "through prctl(PR_SET_PDEATHSIG), which only Linux has")
 def test_killed_parent_leaves_no_workers(tmp_path: Path) -> None:
@@ -191,6 +208,10 @@ def test_registered_as_local() -> None:
         registry.create("local", number="x")
     with pytest.raises(OrchestratorError, match="option startup_timeout takes a number"):
         registry.create("local", startup_timeout="soon")
+    assert registry.create("local", check="off").check is False
+    assert registry.create("local").prestart is True
+    with pytest.raises(OrchestratorError, match="option prestart takes true or false, got 'later'"):
+        registry.create("local", prestart="later")
 
 
 def test_compare_tolerance_and_nan() -> None:
