@@ -7,6 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 from orchestrator.errors import OrchestratorError
+from orchestrator.options import as_bool
+
+__all__ = ["as_bool", "as_choice", "as_float", "as_int", "reject_unknown"]
 
 
 def reject_unknown(searcher: str, factory: Callable[..., Any], unknown: dict[str, Any]) -> None:
@@ -45,17 +48,6 @@ def as_int(searcher: str, name: str, value: Any, *, low: int = 1) -> int:
         raise OrchestratorError(
             f"{searcher}: option {name} must be an integer >= {low}, got {value!r}")
     return out
-
-
-def as_bool(searcher: str, name: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise OrchestratorError(f"{searcher}: option {name} must be true or false, got {value!r}")
 
 
 def as_choice(searcher: str, name: str, value: Any, choices: tuple[str, ...]) -> str:

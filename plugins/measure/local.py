@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import OrchestratorError
+from orchestrator.options import as_bool
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo, cpu_cores
@@ -69,8 +70,8 @@ class LocalMeasurer:
         self.rtol = _number("rtol", rtol, float)
         self.atol = _number("atol", atol, float)
         self.seed = _number("seed", seed, int)
-        self.check = _flag("check", check)
-        self.prestart = _flag("prestart", prestart)
+        self.check = as_bool("local measurer", "check", check)
+        self.prestart = as_bool("local measurer", "prestart", prestart)
         self.guard = _number("guard", guard, float)
         self.guard_wait = _number("guard_wait", guard_wait, float)
         if not self.guard >= 0 or not self.guard_wait >= 0:  # also rejects NaN
@@ -223,18 +224,6 @@ def _number(name: str, value: Any, kind: type) -> Any:
     except (TypeError, ValueError):
         raise OrchestratorError(f"local measurer: option {name} takes a number, got "
                                 f"{value!r}") from None
-
-
-def _flag(name: str, value: Any) -> bool:
-    """An on/off option, also as a command-line string; a one-line error otherwise."""
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise OrchestratorError(f"local measurer: option {name} takes true or false, got {value!r}")
 
 
 _BUILD_STATUS = {"invalid_config": MeasureStatus.INVALID_CONFIG,

@@ -13,6 +13,7 @@ import numpy as np
 from history.similarity import history_results
 from orchestrator.components import SearchContext
 from orchestrator.errors import OrchestratorError
+from orchestrator.options import as_bool
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config
 from plugins.tl.features import FeatureEncoder, IndexEncoder
@@ -24,17 +25,6 @@ log = logging.getLogger(__name__)
 
 _MAX_SAMPLE_MISSES = 2000
 OPTIMIZERS = ("sa", "pool")
-
-
-def as_bool(value: Any) -> bool:
-    """Option values from the command line: true/false, 1/0, yes/no."""
-    if isinstance(value, str):
-        if value.strip().lower() in ("1", "true", "yes", "on"):
-            return True
-        if value.strip().lower() in ("0", "false", "no", "off", ""):
-            return False
-        raise OrchestratorError(f"expected true or false, got {value!r}")
-    return bool(value)
 
 
 class ModelSearcher:
@@ -189,7 +179,7 @@ class TransferSearcher(ModelSearcher):
         super().__init__(**options)
         if not 0.0 < float(keep) <= 1.0:
             raise OrchestratorError(f"tl: keep must be within (0, 1], got {keep}")
-        self.filter = as_bool(filter)
+        self.filter = as_bool("tl", "filter", filter)
         self.keep = float(keep)
         self.min_keep = int(min_keep)
         self.importance = FeatureImportance(float(importance_decay))

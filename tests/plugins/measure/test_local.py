@@ -210,7 +210,7 @@ def test_registered_as_local() -> None:
         registry.create("local", startup_timeout="soon")
     assert registry.create("local", check="off").check is False
     assert registry.create("local").prestart is True
-    with pytest.raises(OrchestratorError, match="option prestart takes true or false, got 'later'"):
+    with pytest.raises(OrchestratorError, match="local measurer: option prestart must be true or false, got 'later'"):
         registry.create("local", prestart="later")
 
 
