@@ -200,6 +200,10 @@ def main(argv: list[str] | None = None) -> int:
     command = "python scripts/first_result.py " + " ".join(argv if argv is not None
                                                             else sys.argv[1:])
     searchers = [s.strip() for s in a.searchers.split(",") if s.strip()]
+    known = load_plugins().registry("searcher").names()
+    unknown = [s for s in searchers if s not in known]
+    if unknown:
+        ap.error(f"unknown searcher(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     with tempfile.TemporaryDirectory(prefix="first-result-smoke-") as d:
         if a.smoke:
             history = smoke_history(Path(d))

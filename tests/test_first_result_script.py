@@ -37,3 +37,11 @@ def test_smoke_run_measures_real_first_batches(script, tmp_path):
     assert len(rows) == 2  # xgb's first batch is a whole batch, gga's its lead of 2
     seconds = [float(cell) for row in rows for cell in row.split("|")[3:5]]
     assert all(s > 0 for s in seconds)
+
+
+def test_an_unknown_searcher_is_a_one_line_error(script, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        script.main(["--db", str(tmp_path / "h.db"), "--searchers", "xgb,nope"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "unknown searcher(s) nope; known:" in err and "gga" in err
