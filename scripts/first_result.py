@@ -119,13 +119,13 @@ def measure(shapes: dict[str, dict[str, int]], searchers: list[str], rounds: int
 
 
 def report(samples: list[Sample], searchers: list[str], command: str, note: str = "") -> str:
-    def secs(searcher: str, prestart: bool) -> list[float]:
-        return [s.seconds for s in samples if s.searcher == searcher and s.prestart == prestart]
+    seconds = {(s.round, s.shape, s.searcher, s.prestart): s.seconds for s in samples}
+    runs = sorted({(s.round, s.shape) for s in samples})
 
-    def pairs(searcher: str) -> tuple[list[float], list[float]]:
-        by = {(s.round, s.shape, s.prestart): s.seconds for s in samples if s.searcher == searcher}
-        keys = sorted({(r, sh) for r, sh, _ in by})
-        return [by[(r, sh, True)] for r, sh in keys], [by[(r, sh, False)] for r, sh in keys]
+    def column(searcher: str, prestart: bool) -> list[float]:
+        """``searcher``'s seconds with ``prestart``, one per (round, shape), in one order:
+        two columns pair run by run."""
+        return [seconds[(r, shape, searcher, prestart)] for r, shape in runs]
 
     shapes = sorted({s.shape for s in samples})
     rounds = len({s.round for s in samples})
@@ -145,13 +145,12 @@ def report(samples: list[Sample], searchers: list[str], command: str, note: str 
         "| searcher | first batch (trials) | median s, prestart off | median s, prestart on | "
         "off / on, median of pairs [interval] | pairs |", "|---|---|---|---|---|---|"]
     for searcher in searchers:
-        on, off = pairs(searcher)
-        ratio = paired_ratio(on, off)
+        ratio = paired_ratio(column(searcher, True), column(searcher, False))
         trials = sorted({s.trials for s in samples if s.searcher == searcher})
         ratio_text = f"{ratio.text()} at {ratio.level:.1%}" if ratio else "-"
         lines.append(f"| {searcher} | {', '.join(map(str, trials))} | "
-                     f"{statistics.median(secs(searcher, False)):.2f} | "
-                     f"{statistics.median(secs(searcher, True)):.2f} | {ratio_text} | "
+                     f"{statistics.median(column(searcher, False)):.2f} | "
+                     f"{statistics.median(column(searcher, True)):.2f} | {ratio_text} | "
                      f"{ratio.rounds if ratio else 0} |")
     if "xgb" in searchers:
         lines += ["", "Each searcher's seconds over xgb's, same round, shape and setting "
@@ -160,23 +159,17 @@ def report(samples: list[Sample], searchers: list[str], command: str, note: str 
         for searcher in (s for s in searchers if s != "xgb"):
             cells = []
             for prestart in (False, True):
-                by = {(s.round, s.shape, s.searcher): s.seconds for s in samples
-                      if s.prestart == prestart}
-                keys = sorted({(r, sh) for r, sh, _ in by})
                 # Over xgb's: paired_ratio(reference, this) gives this / xgb.
-                ratio = paired_ratio([by[(r, sh, "xgb")] for r, sh in keys],
-                                     [by[(r, sh, searcher)] for r, sh in keys])
+                ratio = paired_ratio(column("xgb", prestart), column(searcher, prestart))
                 cells.append(ratio.text() if ratio else "-")
             lines.append(f"| {searcher} | {cells[0]} | {cells[1]} |")
     lines += ["", "All runs (seconds):", "", "| round | shape | searcher | off | on |",
               "|---|---|---|---|---|"]
-    for r in sorted({s.round for s in samples}):
-        for shape in shapes:
-            for searcher in searchers:
-                by = {s.prestart: s.seconds for s in samples
-                      if (s.round, s.shape, s.searcher) == (r, shape, searcher)}
-                lines.append(f"| {r + 1} | {shape} | {searcher} | {by[False]:.2f} | "
-                             f"{by[True]:.2f} |")
+    for r, shape in runs:
+        for searcher in searchers:
+            lines.append(f"| {r + 1} | {shape} | {searcher} | "
+                         f"{seconds[(r, shape, searcher, False)]:.2f} | "
+                         f"{seconds[(r, shape, searcher, True)]:.2f} |")
     return "\n".join(lines) + "\n"
 
 

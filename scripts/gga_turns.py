@@ -38,6 +38,7 @@ import argparse
 import shlex
 import statistics
 import sys
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -264,7 +265,7 @@ def again_section(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[st
     """The final bests measured again (``--remeasure``), each over xgb's, with the
     interval the rounds give and the final-best verdict it decides (or leaves open)."""
     rows: list[str] = []
-    verdicts: dict[str, dict[str, int]] = {}
+    verdicts: dict[str, Counter[str]] = defaultdict(Counter)
     levels: list[float] = []
     for r in results:
         found = again(exp, r)
@@ -282,7 +283,6 @@ def again_section(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[st
                 cells.append(f"{n} {gflops[n] / ref:.3f}")
                 continue
             v = p.verdict(rg.FINAL_TARGET)
-            verdicts.setdefault(n, {}).setdefault(v, 0)
             verdicts[n][v] += 1
             levels.append(p.level)
             cells.append(f"{n} {p.text()} {v}")
