@@ -86,7 +86,7 @@ def tune(
 ) -> None:
     """Tune workloads and record every measurement in the history database."""
     from history.store import HistoryStore
-    from orchestrator.loop import TuneOptions, check_components, tune as run_tune
+    from orchestrator.loop import TuneOptions, check_components, make_measurer, tune as run_tune
     from orchestrator.manager import load_plugins
     from orchestrator.target import resolve_target
     from plugins.observers.progress import ProgressBar
@@ -106,9 +106,13 @@ def tune(
     tgt = resolve_target(target)
     summaries = []
     verified: dict[int, Any] = {}
+    measurer_for_all = None
     try:
+        # One measurer for every task: its workers (a TVM import each) start once.
+        measurer_for_all = make_measurer(plugins, options)
         for task in tasks:
-            summary = run_tune(task, target=tgt, options=options, db=store, plugins=plugins)
+            summary = run_tune(task, target=tgt, options=options, db=store, plugins=plugins,
+                               shared_measurer=measurer_for_all)
             summaries.append(summary)
             if verify_top > 0:
                 verified[summary.run.run_id] = _verify(store, summary, verify_top, plugins)
@@ -116,6 +120,8 @@ def tune(
         err.print("interrupted: every result so far is in the history; run the same command to resume")
         raise typer.Exit(130) from None
     finally:
+        if measurer_for_all is not None:
+            measurer_for_all.close()
         store.close()
     predicted = bool(getattr(plugins.registry("measurer").get(measurer).factory, "predicts",
                              False))

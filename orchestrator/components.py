@@ -107,12 +107,14 @@ class Measurer(Protocol):
     The optional attribute ``name`` is what the measurer writes in
     ``MeasureResult.measurer``; the loop answers a config from history only with a
     result of the same measurer (a static score never stands in for a latency). The
-    optional attribute ``counts`` (name -> number, read when the task finishes) goes into
-    the task's summary as ``measurer_counts``: what the measurer did besides timing.
-    Optional method ``prepare(space, target)``: called once when a task starts, before
-    the searcher's ``start``; a measurer may start its workers there without waiting for
-    them, so that their start-up overlaps the searcher's (reading history, fitting a
-    model) instead of coming after it. Returns nothing.
+    optional attribute ``counts`` (name -> number, running totals) says what the measurer
+    did besides timing; the task's summary gets what it counted during the task, as
+    ``measurer_counts``. Optional method ``prepare(space, target)``: called once when a
+    task starts, before the searcher's ``start``; a measurer may start its workers there
+    without waiting for them, so that their start-up overlaps the searcher's (reading
+    history, fitting a model) instead of coming after it. Returns nothing. One measurer
+    may serve several tasks in turn (``tune(shared_measurer=...)``, the CLI's tasks), so
+    it keeps no state of one task that would be wrong for the next.
     """
 
     def measure(self, space: Space, target: TargetInfo,
@@ -120,4 +122,5 @@ class Measurer(Protocol):
         """One result per config, in the same order."""
 
     def close(self) -> None:
-        """Release worker processes; called once when the task finishes."""
+        """Release worker processes; called by whoever made the measurer, once it is done
+        (``tune`` for its own, when the task finishes)."""

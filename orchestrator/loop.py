@@ -96,14 +96,25 @@ def build_space(plugins: Plugins, task: Task, target: TargetInfo,
     return gen_name, space
 
 
+def make_measurer(plugins: Plugins, options: TuneOptions) -> Any:
+    """The measurer ``options`` name, made with their measurer options."""
+    return plugins.create("measurer", options.measurer, **options.measurer_options)
+
+
 def tune(task: Task, *, target: TargetInfo | None = None, options: TuneOptions | None = None,
-         db: Any = None, plugins: Plugins | None = None, **overrides: Any) -> TuneSummary:
+         db: Any = None, plugins: Plugins | None = None, shared_measurer: Any = None,
+         **overrides: Any) -> TuneSummary:
     """Tune ``task`` until the budget is spent, recording every result in history.
 
     ``db`` is a :class:`history.store.HistoryStore`, a URL or a path (default SQLite
     file). Keyword overrides set fields of :class:`TuneOptions`
     (``tune(task, searcher="grid", trials=50)``). Rerunning an interrupted call with the
     same settings resumes it: nothing recorded is measured again.
+
+    ``shared_measurer``: a measurer the caller made (:func:`make_measurer`, same options)
+    and closes; tasks tuned one after another with it keep its workers, instead of
+    starting new ones (a TVM import each) for every task. Without it, ``tune`` makes
+    its own and closes it when the task ends.
     """
     from history.store import HistoryStore  # history imports the orchestrator types
 
@@ -117,12 +128,13 @@ def tune(task: Task, *, target: TargetInfo | None = None, options: TuneOptions |
     gen_name, space = build_space(plugins, task, target, options)
     searcher = plugins.create("searcher", options.searcher, **options.searcher_options)
     cost_model = plugins.create("cost_model", options.cost_model) if options.cost_model else None
-    measurer = plugins.create("measurer", options.measurer, **options.measurer_options)
+    measurer = shared_measurer if shared_measurer is not None else make_measurer(plugins, options)
     try:
         return _Loop(plugins, store, task, target, space, gen_name, options,
                      searcher, cost_model, measurer).run()
     finally:
-        measurer.close()
+        if shared_measurer is None:
+            measurer.close()
         if store is not db:
             store.close()
 
@@ -140,6 +152,7 @@ class _Loop:
 
     def run(self) -> TuneSummary:
         o, store = self.options, self.store
+        counts_before = _counts(self.measurer)
         prepare = getattr(self.measurer, "prepare", None)
         if prepare is not None:
             prepare(self.space, self.target)
@@ -251,7 +264,7 @@ class _Loop:
             run=info, trials=trials, measured=measured, reused=reused, best=best,
             statuses=TuneSummary.count_statuses(run_results),
             seconds=time.monotonic() - started, stop_reason=stop_reason, first_ok=first_ok,
-            retimed=retimed, measurer_counts=dict(getattr(self.measurer, "counts", None) or {}))
+            retimed=retimed, measurer_counts=_counts_since(counts_before, _counts(self.measurer)))
         hook.orchestrator_task_finished(run=info, summary=summary)
         return summary
 
@@ -324,6 +337,15 @@ class _Loop:
         done = [x for x in out if x is not None]
         _keep_fastest(known, [r for r, _ in done])
         return done
+
+
+def _counts(measurer: Any) -> dict[str, int]:
+    return dict(getattr(measurer, "counts", None) or {})
+
+
+def _counts_since(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    """What a measurer counted during one task (a shared measurer's counts run on)."""
+    return {k: v - before.get(k, 0) for k, v in after.items()}
 
 
 def _keep_fastest(known: dict[str, MeasureResult], results: Iterable[MeasureResult]) -> None:

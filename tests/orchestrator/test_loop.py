@@ -144,19 +144,24 @@ def test_results_of_another_measurer_never_stand_in_for_a_measurement(toy_plugin
 
 
 class _Counting:
-    """The toy landscape's latencies from a measurer that counts something besides timing."""
+    """The toy landscape's latencies from a measurer that counts something besides timing:
+    ``per_batch`` more of each count at every ``measure`` (no counts when None)."""
 
     name = "counting"
 
-    def __init__(self, counts):
-        self.counts = counts
+    def __init__(self, per_batch):
+        self.per_batch = per_batch or {}
+        self.counts = None if per_batch is None else dict.fromkeys(per_batch, 0)
+        self.closed = 0
 
     def measure(self, space, target, configs):
+        for k, v in self.per_batch.items():
+            self.counts[k] += v
         return [MeasureResult(c, MeasureStatus.OK, (toy_latency(c),), measurer=self.name)
                 for c in configs]
 
     def close(self):
-        pass
+        self.closed += 1
 
 
 def test_the_summary_carries_the_measurers_counts_and_the_cli_says_them(toy_plugin, db,
@@ -174,10 +179,10 @@ def test_the_summary_carries_the_measurers_counts_and_the_cli_says_them(toy_plug
 
     plugins = load_plugins(extra=[("toy", toy_plugin), ("c", Plugin())], autoload=False)
     s = run(plugins, db, toy_target, trials=8, measurer="counting",
-            measurer_options={"counts": None})
+            measurer_options={"per_batch": None})
     assert s.measurer_counts == {}  # a measurer without counts
     s = run(plugins, db, toy_target, trials=8, seed=5, measurer="counting",
-            measurer_options={"counts": {"guard_retimed": 3, "guard_slowed": 0}})
+            measurer_options={"per_batch": {"guard_retimed": 3, "guard_slowed": 0}})
     assert s.measurer_counts == {"guard_retimed": 3, "guard_slowed": 0}
     two = [s, SimpleNamespace(measurer_counts={"guard_retimed": 1, "guard_slowed": 2})]
     assert _counts_line(two) == (
@@ -192,8 +197,8 @@ def test_the_summary_carries_the_measurers_counts_and_the_cli_says_them(toy_plug
 class _Preparing(_Counting):
     """Notes when ``prepare`` is called, relative to the searcher's ``start``."""
 
-    def __init__(self, events):
-        super().__init__(None)
+    def __init__(self, events, per_batch=None):
+        super().__init__(per_batch)
         self.events = events
 
     def prepare(self, space, target):
@@ -220,3 +225,40 @@ def test_the_loop_prepares_the_measurer_before_the_searcher_starts(toy_plugin, t
     assert events == [("prepare", TOY_TASK.key, toy_target.key), ("start",)]
     # A measurer without prepare (the toy replay) is measured as before.
     assert run(toy_plugins, db, toy_target, trials=8, seed=3).measured == 8
+
+
+def test_a_shared_measurer_serves_task_after_task_and_only_its_maker_closes_it(
+        toy_plugin, db, toy_target):
+    from orchestrator.loop import TuneOptions, make_measurer
+    from orchestrator.task import Task
+
+    events = []
+
+    class Plugin:
+        @hookimpl
+        def orchestrator_add_measurers(self, registry):
+            registry.add("preparing", lambda: _Preparing(events, {"guard_retimed": 2}))
+
+    plugins = load_plugins(extra=[("toy", toy_plugin), ("p", Plugin())], autoload=False)
+    options = TuneOptions(measurer="preparing", space_generator="toy", trials=8)
+    shared = make_measurer(plugins, options)
+    other = Task.create("dense", {"M": 32, "K": 64, "N": 16}, name="toy_other")
+    summaries = [tune(task, target=toy_target, db=db, plugins=plugins, options=options,
+                      shared_measurer=shared) for task in (TOY_TASK, other, TOY_TASK)]
+    assert [s.measured for s in summaries] == [8, 8, 0]  # the third is the first, resumed
+    # Prepared for every task; counts are each task's own, not the running totals.
+    assert [e[1] for e in events] == [TOY_TASK.key, other.key, TOY_TASK.key]
+    assert [s.measurer_counts for s in summaries] == [{"guard_retimed": 2}] * 2 + [
+        {"guard_retimed": 0}]
+    assert shared.counts == {"guard_retimed": 4} and shared.closed == 0
+    # Without a shared measurer, tune makes its own and closes it.
+    made = []
+
+    class Making:
+        @hookimpl
+        def orchestrator_add_measurers(self, registry):
+            registry.add("preparing", lambda: made.append(_Preparing([])) or made[-1])
+
+    plugins = load_plugins(extra=[("toy", toy_plugin), ("m", Making())], autoload=False)
+    tune(other, target=toy_target, db=db, plugins=plugins, options=options, seed=9)
+    assert len(made) == 1 and made[0].closed == 1
