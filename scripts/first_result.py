@@ -1,6 +1,7 @@
 """Seconds from ``tune()`` to a searcher's first measured batch, with the local measurer's
-workers started when the task starts (``prestart``, the default) and without (started by
-the first batch), side by side in rounds.
+workers started at the first batch (``off``), when the task starts (``on``: ``prestart``,
+the default) or kept from an earlier task (``kept``: a shared measurer, as the CLI keeps
+for every workload of a command but the first), side by side in rounds.
 
 Issue 4's time targets are won or lost at the first batch: on most layers gga's first
 configs (the best of history) already reach 95% of xgb's best, so its seconds to the mark
@@ -8,9 +9,9 @@ are its seconds to its first result, and a mark that xgb reaches within five tim
 is out of reach. Each run tunes a shape no history holds, on a fresh copy of the history
 database, and stops at its first batch (gga: its lead batch of the best history
 candidates; xgb and ga: a batch of 8). Every round runs each shape and searcher with
-both settings, the order of the two reversed every other round. Reported: median seconds,
-and the median of the per-pair ratios (off over on, same round, shape and searcher) with
-its distribution-free interval (``scripts/paired.py``).
+every setting, the order of the settings rotated from round to round. Reported: median
+seconds, and medians of per-pair ratios (same round, shape and searcher) with their
+distribution-free intervals (``scripts/paired.py``).
 
     python scripts/first_result.py --db /work/gga/base.db --rounds 5
     python scripts/first_result.py --smoke          # CI: a small real run, own history
@@ -34,7 +35,7 @@ from machine import machine_header  # noqa: E402
 from paired import paired_ratio  # noqa: E402
 
 from orchestrator.hookspecs import hookimpl  # noqa: E402
-from orchestrator.loop import tune  # noqa: E402
+from orchestrator.loop import TuneOptions, make_measurer, tune  # noqa: E402
 from orchestrator.manager import load_plugins  # noqa: E402
 from orchestrator.task import Task  # noqa: E402
 
@@ -48,6 +49,10 @@ SHAPES = {
 SMOKE_HISTORY = {"N": 1, "C": 16, "H": 14, "W": 14, "K": 16, "R": 3, "S": 3, "stride": 1, "pad": 1}
 SMOKE_SHAPE = {"N": 1, "C": 24, "H": 14, "W": 14, "K": 16, "R": 3, "S": 3, "stride": 1, "pad": 1}
 BATCH = 8
+# Where the local measurer's workers come from: started by the first batch, started when
+# the task starts, kept from an earlier task.
+SETTINGS = ("off", "on", "kept")
+WARM_UP = {"M": 16, "K": 32, "N": 16}  # the kept measurer's earlier task (dense)
 
 
 class _FirstBatch(Exception):
@@ -75,14 +80,15 @@ class Sample:
     round: int
     shape: str
     searcher: str
-    prestart: bool
+    setting: str
     seconds: float
     trials: int
 
 
-def first_result(task: Task, searcher: str, prestart: bool, history: Path, seed: int,
-                 scratch: Path) -> tuple[float, int]:
-    """(seconds, trials) of ``searcher``'s first batch on ``task``, on a copy of ``history``."""
+def first_result(task: Task, searcher: str, setting: str, history: Path, seed: int,
+                 scratch: Path, kept: Any) -> tuple[float, int]:
+    """(seconds, trials) of ``searcher``'s first batch on ``task``, on a copy of ``history``,
+    with the workers of ``setting`` (``kept``: the measurer kept for that setting)."""
     db = scratch / "history.db"
     shutil.copyfile(history, db)
     plugins = load_plugins()
@@ -91,7 +97,8 @@ def first_result(task: Task, searcher: str, prestart: bool, history: Path, seed:
     watch.t0 = time.perf_counter()
     try:
         tune(task, db=str(db), plugins=plugins, searcher=searcher, trials=BATCH,
-             batch_size=BATCH, seed=seed, measurer_options={"prestart": prestart})
+             batch_size=BATCH, seed=seed, measurer_options={"prestart": setting != "off"},
+             shared_measurer=kept if setting == "kept" else None)
     except _FirstBatch:
         pass
     if watch.seconds is None:
@@ -99,77 +106,98 @@ def first_result(task: Task, searcher: str, prestart: bool, history: Path, seed:
     return watch.seconds, watch.trials
 
 
+def kept_measurer(scratch: Path) -> Any:
+    """A local measurer whose workers have served an earlier task (a small dense one)."""
+    measurer = make_measurer(load_plugins(), TuneOptions())
+    tune(Task.create("dense", WARM_UP, name="warm_up"), db=str(scratch / "warm-up.db"),
+         searcher="random", trials=2, batch_size=2, shared_measurer=measurer)
+    return measurer
+
+
 def measure(shapes: dict[str, dict[str, int]], searchers: list[str], rounds: int,
             history: Path) -> list[Sample]:
     samples = []
     with tempfile.TemporaryDirectory(prefix="first-result-") as d:
         scratch = Path(d)
-        for r in range(rounds):
-            for name, shape in shapes.items():
-                task = Task.create("conv2d", {**shape, "dilation": 1}, name=name)
-                for searcher in searchers:
-                    order = (False, True) if r % 2 == 0 else (True, False)
-                    for prestart in order:
-                        seconds, trials = first_result(task, searcher, prestart, history,
-                                                       seed=r, scratch=scratch)
-                        samples.append(Sample(r, name, searcher, prestart, seconds, trials))
-                        print(f"round {r + 1}/{rounds} {name} {searcher} prestart={prestart}: "
-                              f"{seconds:.2f} s ({trials} trials)", flush=True)
+        kept = kept_measurer(scratch)
+        try:
+            for r in range(rounds):
+                order = SETTINGS[r % 3:] + SETTINGS[:r % 3]
+                for name, shape in shapes.items():
+                    task = Task.create("conv2d", {**shape, "dilation": 1}, name=name)
+                    for searcher in searchers:
+                        for setting in order:
+                            seconds, trials = first_result(task, searcher, setting, history,
+                                                           seed=r, scratch=scratch, kept=kept)
+                            samples.append(Sample(r, name, searcher, setting, seconds, trials))
+                            print(f"round {r + 1}/{rounds} {name} {searcher} {setting}: "
+                                  f"{seconds:.2f} s ({trials} trials)", flush=True)
+        finally:
+            kept.close()
     return samples
 
 
 def report(samples: list[Sample], searchers: list[str], command: str, note: str = "") -> str:
-    seconds = {(s.round, s.shape, s.searcher, s.prestart): s.seconds for s in samples}
+    seconds = {(s.round, s.shape, s.searcher, s.setting): s.seconds for s in samples}
     runs = sorted({(s.round, s.shape) for s in samples})
 
-    def column(searcher: str, prestart: bool) -> list[float]:
-        """``searcher``'s seconds with ``prestart``, one per (round, shape), in one order:
+    def column(searcher: str, setting: str) -> list[float]:
+        """``searcher``'s seconds with ``setting``, one per (round, shape), in one order:
         two columns pair run by run."""
-        return [seconds[(r, shape, searcher, prestart)] for r, shape in runs]
+        return [seconds[(r, shape, searcher, setting)] for r, shape in runs]
+
+    def over(slow: list[float], fast: list[float], level: bool = True) -> str:
+        """The median of the pairs' ``slow / fast`` [interval] (at its confidence level)."""
+        ratio = paired_ratio(fast, slow)  # paired_ratio(x, ref) is ref / x
+        if ratio is None:
+            return "-"
+        return f"{ratio.text()} at {ratio.level:.1%}" if level else ratio.text()
 
     shapes = sorted({s.shape for s in samples})
     rounds = len({s.round for s in samples})
-    lines = ["# Seconds to the first result, workers started when the task starts or at the "
-             "first batch", "", machine_header(), "", f"Command: `{command}`", ""]
+    lines = ["# Seconds to the first result: workers started at the first batch, when the "
+             "task starts, or kept from an earlier task", "", machine_header(), "",
+             f"Command: `{command}`", ""]
     if note:
         lines += [note, ""]
     lines += [
         f"Each run tunes one of {len(shapes)} shapes no history holds ({', '.join(shapes)}; "
         "conv2d, see `SHAPES` in the script) on a fresh copy of the history database and "
         "stops at its first measured batch; seconds run from the `tune()` call (store, space, "
-        "searcher start, workers, builds, timing). `prestart` on: the local measurer starts "
-        "its build and run workers when the task starts (`prepare`), so that their TVM "
-        "import overlaps the searcher's start; off: the first batch starts them. "
-        f"{rounds} rounds; in each, every shape and searcher with both settings, the order "
-        "reversed every other round.", "",
-        "| searcher | first batch (trials) | median s, prestart off | median s, prestart on | "
-        "off / on, median of pairs [interval] | pairs |", "|---|---|---|---|---|---|"]
+        "searcher start, workers, builds, timing). Where the local measurer's build and run "
+        "workers come from: `off`, started by the first batch (`prestart=false`); `on`, "
+        "started when the task starts (`prepare`, the default), so that their TVM import "
+        "overlaps the searcher's start; `kept`, a measurer kept from an earlier task "
+        "(`tune(shared_measurer=...)`), as `orchestrator tune` keeps it for every workload "
+        "of a command but the first: no TVM import, the runner's sentinel already built. "
+        f"{rounds} rounds; in each, every shape and searcher with every setting, the order "
+        "of the settings rotated from round to round.", "",
+        "| searcher | first batch (trials) | median s, off | median s, on | median s, kept | "
+        "off / on [interval] | on / kept [interval] | pairs |",
+        "|---|---|---|---|---|---|---|---|"]
     for searcher in searchers:
-        ratio = paired_ratio(column(searcher, True), column(searcher, False))
+        off, on, kept = (column(searcher, setting) for setting in SETTINGS)
         trials = sorted({s.trials for s in samples if s.searcher == searcher})
-        ratio_text = f"{ratio.text()} at {ratio.level:.1%}" if ratio else "-"
         lines.append(f"| {searcher} | {', '.join(map(str, trials))} | "
-                     f"{statistics.median(column(searcher, False)):.2f} | "
-                     f"{statistics.median(column(searcher, True)):.2f} | {ratio_text} | "
-                     f"{ratio.rounds if ratio else 0} |")
+                     f"{statistics.median(off):.2f} | {statistics.median(on):.2f} | "
+                     f"{statistics.median(kept):.2f} | {over(off, on)} | {over(on, kept)} | "
+                     f"{len(runs)} |")
     if "xgb" in searchers:
-        lines += ["", "Each searcher's seconds over xgb's, same round, shape and setting "
-                  "(median of pairs [interval]):", "",
-                  "| searcher | prestart off | prestart on |", "|---|---|---|"]
+        lines += ["", "xgb's seconds over each searcher's, same round, shape and setting "
+                  "(median of pairs [interval]): the speed-up to a mark that both reach "
+                  "with their first batch.", "",
+                  "| searcher | off | on | kept |", "|---|---|---|---|"]
         for searcher in (s for s in searchers if s != "xgb"):
-            cells = []
-            for prestart in (False, True):
-                # Over xgb's: paired_ratio(reference, this) gives this / xgb.
-                ratio = paired_ratio(column("xgb", prestart), column(searcher, prestart))
-                cells.append(ratio.text() if ratio else "-")
-            lines.append(f"| {searcher} | {cells[0]} | {cells[1]} |")
-    lines += ["", "All runs (seconds):", "", "| round | shape | searcher | off | on |",
-              "|---|---|---|---|---|"]
+            cells = [over(column("xgb", setting), column(searcher, setting), level=False)
+                     for setting in SETTINGS]
+            lines.append(f"| {searcher} | {' | '.join(cells)} |")
+    lines += ["", "All runs (seconds):", "", "| round | shape | searcher | off | on | kept |",
+              "|---|---|---|---|---|---|"]
     for r, shape in runs:
         for searcher in searchers:
-            lines.append(f"| {r + 1} | {shape} | {searcher} | "
-                         f"{seconds[(r, shape, searcher, False)]:.2f} | "
-                         f"{seconds[(r, shape, searcher, True)]:.2f} |")
+            cells = " | ".join(f"{seconds[(r, shape, searcher, setting)]:.2f}"
+                               for setting in SETTINGS)
+            lines.append(f"| {r + 1} | {shape} | {searcher} | {cells} |")
     return "\n".join(lines) + "\n"
 
 

@@ -1,4 +1,5 @@
-"""scripts/first_result.py: seconds to the first batch, workers started early or not."""
+"""scripts/first_result.py: seconds to the first batch, workers started late, early or
+kept from an earlier task."""
 
 from __future__ import annotations
 
@@ -12,20 +13,25 @@ def script():
     return load_script("first_result")
 
 
-def test_the_report_pairs_each_run_with_its_twin_of_the_other_setting(script):
+def test_the_report_pairs_each_run_with_its_twins_of_the_other_settings(script):
     S = script.Sample
     samples = []
-    for r, (off, on, x_off, x_on) in enumerate([(6.0, 5.0, 4.0, 4.0), (6.6, 5.5, 4.4, 4.0),
-                                                (5.4, 6.0, 4.5, 4.5)]):
-        samples += [S(r, "a", "gga", False, off, 2), S(r, "a", "gga", True, on, 2),
-                    S(r, "a", "xgb", False, x_off, 8), S(r, "a", "xgb", True, x_on, 8)]
+    for r, (off, on, kept, x_off, x_on, x_kept) in enumerate([
+            (6.0, 5.0, 2.5, 4.0, 4.0, 8.0), (6.6, 5.5, 2.2, 4.4, 4.0, 6.6),
+            (5.4, 6.0, 2.0, 4.5, 4.5, 7.0)]):
+        samples += [S(r, "a", "gga", "off", off, 2), S(r, "a", "gga", "on", on, 2),
+                    S(r, "a", "gga", "kept", kept, 2), S(r, "a", "xgb", "off", x_off, 8),
+                    S(r, "a", "xgb", "on", x_on, 8), S(r, "a", "xgb", "kept", x_kept, 8)]
     text = script.report(samples, ["xgb", "gga"], "cmd")
-    # gga: off / on per round 1.2, 1.2, 0.9 -> median 1.2 over [0.9, 1.2] (3 pairs: 75%).
-    assert "| gga | 2 | 6.00 | 5.50 | 1.200 [0.900, 1.200] at 75.0% | 3 |" in text
-    assert "| xgb | 8 | 4.40 | 4.00 | 1.000 [1.000, 1.100] at 75.0% | 3 |" in text
-    # gga over xgb, per setting: off 1.5, 1.5, 1.2; on 1.25, 1.375, 1.333.
-    assert "| gga | 1.500 [1.200, 1.500] | 1.333 [1.250, 1.375] |" in text
-    assert "| 2 | a | gga | 6.60 | 5.50 |" in text and "Machine:" in text
+    # gga: off / on per round 1.2, 1.2, 0.9; on / kept 2.0, 2.5, 3.0 (3 pairs: 75%).
+    assert ("| gga | 2 | 6.00 | 5.50 | 2.20 | 1.200 [0.900, 1.200] at 75.0% | "
+            "2.500 [2.000, 3.000] at 75.0% | 3 |") in text
+    assert "| xgb | 8 | 4.40 | 4.00 | 7.00 | 1.000 [1.000, 1.100] at 75.0% |" in text
+    # xgb over gga, per setting: off 0.667, 0.667, 0.833; on 0.8, 0.727, 0.75;
+    # kept 3.2, 3.0, 3.5.
+    assert ("| gga | 0.667 [0.667, 0.833] | 0.750 [0.727, 0.800] | "
+            "3.200 [3.000, 3.500] |") in text
+    assert "| 2 | a | gga | 6.60 | 5.50 | 2.20 |" in text and "Machine:" in text
 
 
 def test_smoke_run_measures_real_first_batches(script, tmp_path):
@@ -35,8 +41,8 @@ def test_smoke_run_measures_real_first_batches(script, tmp_path):
     assert "Smoke run (CI)" in text
     rows = [line for line in text.splitlines() if line.startswith(("| xgb | 8 |", "| gga | 2 |"))]
     assert len(rows) == 2  # xgb's first batch is a whole batch, gga's its lead of 2
-    seconds = [float(cell) for row in rows for cell in row.split("|")[3:5]]
-    assert all(s > 0 for s in seconds)
+    seconds = [float(cell) for row in rows for cell in row.split("|")[3:6]]
+    assert len(seconds) == 6 and all(s > 0 for s in seconds)  # off, on, kept
 
 
 def test_an_unknown_searcher_is_a_one_line_error(script, tmp_path, capsys):
