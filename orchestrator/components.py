@@ -110,9 +110,10 @@ class Measurer(Protocol):
     optional attribute ``counts`` (name -> number, running totals) says what the measurer
     did besides timing; the task's summary gets what it counted during the task, as
     ``measurer_counts``. Optional method ``prepare(space, target)``: called once when a
-    task starts, before the searcher's ``start``; a measurer may start its workers there
-    without waiting for them, so that their start-up overlaps the searcher's (reading
-    history, fitting a model) instead of coming after it. Returns nothing. One measurer
+    task with trials to run starts (not for a finished run, rerun), before the
+    searcher's ``start``; a measurer may start its workers there without waiting for
+    them, so that their start-up overlaps the searcher's (reading history, fitting a
+    model) instead of coming after it. Returns nothing. One measurer
     may serve several tasks in turn (``tune(shared_measurer=...)``, the CLI's tasks), so
     it keeps no state of one task that would be wrong for the next.
     """

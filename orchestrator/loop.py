@@ -153,9 +153,6 @@ class _Loop:
     def run(self) -> TuneSummary:
         o, store = self.options, self.store
         counts_before = _counts(self.measurer)
-        prepare = getattr(self.measurer, "prepare", None)
-        if prepare is not None:
-            prepare(self.space, self.target)
         task_id = store.ensure_task(self.task)
         target_id = store.ensure_target(self.target)
         resume_key = o.resume_key(self.task, self.target, self.gen_name)
@@ -181,6 +178,9 @@ class _Loop:
         _keep_fastest(known, prior)
 
         own_trials, own_retimings = split_retimings(own)
+        prepare = getattr(self.measurer, "prepare", None)
+        if prepare is not None and len(own_trials) + reused_before < o.trials:
+            prepare(self.space, self.target)  # not for a finished run, rerun
         info = RunInfo(run_id, self.task, self.target, self.space, o.searcher, o.measurer,
                        self.gen_name, o.pruners, o.cost_model, o.seed, o.trials, o.seconds,
                        o.early_stop, resumed_trials=len(own_trials) + reused_before)

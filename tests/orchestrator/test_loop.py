@@ -223,6 +223,9 @@ def test_the_loop_prepares_the_measurer_before_the_searcher_starts(toy_plugin, t
     s = run(plugins, db, toy_target, trials=8, measurer="preparing")
     assert s.measured == 8
     assert events == [("prepare", TOY_TASK.key, toy_target.key), ("start",)]
+    # A finished run, rerun, measures nothing: its measurer is not prepared.
+    assert run(plugins, db, toy_target, trials=8, measurer="preparing").measured == 0
+    assert events[2:] == [("start",)]
     # A measurer without prepare (the toy replay) is measured as before.
     assert run(toy_plugins, db, toy_target, trials=8, seed=3).measured == 8
 
@@ -246,8 +249,9 @@ def test_a_shared_measurer_serves_task_after_task_and_only_its_maker_closes_it(
     summaries = [tune(task, target=toy_target, db=db, plugins=plugins, options=options,
                       shared_measurer=shared) for task in (TOY_TASK, other, TOY_TASK)]
     assert [s.measured for s in summaries] == [8, 8, 0]  # the third is the first, resumed
-    # Prepared for every task; counts are each task's own, not the running totals.
-    assert [e[1] for e in events] == [TOY_TASK.key, other.key, TOY_TASK.key]
+    # Prepared for every task with trials to run; counts are each task's own, not the
+    # running totals.
+    assert [e[1] for e in events] == [TOY_TASK.key, other.key]
     assert [s.measurer_counts for s in summaries] == [{"guard_retimed": 2}] * 2 + [
         {"guard_retimed": 0}]
     assert shared.counts == {"guard_retimed": 4} and shared.closed == 0
