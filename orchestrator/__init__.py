@@ -9,7 +9,7 @@ from __future__ import annotations
 from orchestrator.components import CostModel, Measurer, Pruner, SearchContext, Searcher, SpaceGenerator
 from orchestrator.errors import OrchestratorError
 from orchestrator.hookspecs import hookimpl
-from orchestrator.loop import TuneOptions, tune
+from orchestrator.loop import TuneOptions, make_measurer, tune
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.run_info import RunInfo, TuneSummary
 from orchestrator.space import ChoiceKnob, Config, Space, SplitKnob
@@ -22,5 +22,5 @@ __all__ = [
     "ChoiceKnob", "Config", "CostModel", "MeasureResult", "MeasureStatus", "Measurer",
     "OrchestratorError", "Pruner", "RunInfo", "SearchContext", "Searcher", "Space",
     "SpaceGenerator", "SplitKnob", "TargetInfo", "Task", "TuneOptions", "TuneSummary",
-    "detect_host", "hookimpl", "tune",
+    "detect_host", "hookimpl", "make_measurer", "tune",
 ]

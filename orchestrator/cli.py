@@ -109,7 +109,7 @@ def tune(
     measurer_for_all = None
     try:
         # One measurer for every task: its workers (a TVM import each) start once.
-        measurer_for_all = make_measurer(plugins, options)
+        measurer_for_all = make_measurer(options, plugins)
         for task in tasks:
             summary = run_tune(task, target=tgt, options=options, db=store, plugins=plugins,
                                shared_measurer=measurer_for_all)

@@ -96,8 +96,11 @@ def build_space(plugins: Plugins, task: Task, target: TargetInfo,
     return gen_name, space
 
 
-def make_measurer(plugins: Plugins, options: TuneOptions) -> Any:
-    """The measurer ``options`` name, made with their measurer options."""
+def make_measurer(options: TuneOptions | None = None, plugins: Plugins | None = None) -> Any:
+    """The measurer ``options`` name (default: ``local``), made with their measurer
+    options; the caller closes it."""
+    options = options or TuneOptions()
+    plugins = plugins or load_plugins()
     return plugins.create("measurer", options.measurer, **options.measurer_options)
 
 
@@ -128,7 +131,7 @@ def tune(task: Task, *, target: TargetInfo | None = None, options: TuneOptions |
     gen_name, space = build_space(plugins, task, target, options)
     searcher = plugins.create("searcher", options.searcher, **options.searcher_options)
     cost_model = plugins.create("cost_model", options.cost_model) if options.cost_model else None
-    measurer = shared_measurer if shared_measurer is not None else make_measurer(plugins, options)
+    measurer = shared_measurer if shared_measurer is not None else make_measurer(options, plugins)
     try:
         return _Loop(plugins, store, task, target, space, gen_name, options,
                      searcher, cost_model, measurer).run()

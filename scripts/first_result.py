@@ -35,7 +35,7 @@ from machine import machine_header  # noqa: E402
 from paired import paired_ratio  # noqa: E402
 
 from orchestrator.hookspecs import hookimpl  # noqa: E402
-from orchestrator.loop import TuneOptions, make_measurer, tune  # noqa: E402
+from orchestrator.loop import make_measurer, tune  # noqa: E402
 from orchestrator.manager import load_plugins  # noqa: E402
 from orchestrator.task import Task  # noqa: E402
 
@@ -108,7 +108,7 @@ def first_result(task: Task, searcher: str, setting: str, history: Path, seed: i
 
 def kept_measurer(scratch: Path) -> Any:
     """A local measurer whose workers have served an earlier task (a small dense one)."""
-    measurer = make_measurer(load_plugins(), TuneOptions())
+    measurer = make_measurer()
     tune(Task.create("dense", WARM_UP, name="warm_up"), db=str(scratch / "warm-up.db"),
          searcher="random", trials=2, batch_size=2, shared_measurer=measurer)
     return measurer

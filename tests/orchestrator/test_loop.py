@@ -244,7 +244,7 @@ def test_a_shared_measurer_serves_task_after_task_and_only_its_maker_closes_it(
 
     plugins = load_plugins(extra=[("toy", toy_plugin), ("p", Plugin())], autoload=False)
     options = TuneOptions(measurer="preparing", space_generator="toy", trials=8)
-    shared = make_measurer(plugins, options)
+    shared = make_measurer(options, plugins)
     other = Task.create("dense", {"M": 32, "K": 64, "N": 16}, name="toy_other")
     summaries = [tune(task, target=toy_target, db=db, plugins=plugins, options=options,
                       shared_measurer=shared) for task in (TOY_TASK, other, TOY_TASK)]
