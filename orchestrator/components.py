@@ -113,9 +113,9 @@ class Measurer(Protocol):
     task with trials to run starts (not for a finished run, rerun), before the
     searcher's ``start``; a measurer may start its workers there without waiting for
     them, so that their start-up overlaps the searcher's (reading history, fitting a
-    model) instead of coming after it. Returns nothing. One measurer
-    may serve several tasks in turn (``tune(shared_measurer=...)``, the CLI's tasks), so
-    it keeps no state of one task that would be wrong for the next.
+    model) instead of coming after it. Returns nothing. One measurer may serve several
+    tasks in turn (``tune(shared_measurer=...)``, the CLI's tasks), so it keeps no state
+    of one task that would be wrong for the next.
     """
 
     def measure(self, space: Space, target: TargetInfo,

@@ -122,7 +122,7 @@ def measure(shapes: dict[str, dict[str, int]], searchers: list[str], rounds: int
         kept = kept_measurer(scratch)
         try:
             for r in range(rounds):
-                order = SETTINGS[r % 3:] + SETTINGS[:r % 3]
+                order = SETTINGS[r % len(SETTINGS):] + SETTINGS[:r % len(SETTINGS)]
                 for name, shape in shapes.items():
                     task = Task.create("conv2d", {**shape, "dilation": 1}, name=name)
                     for searcher in searchers:
