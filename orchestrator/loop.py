@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.components import SearchContext
+from orchestrator.components import Measurer, SearchContext
 from orchestrator.confirm import confirmed, confirmed_best, split_retimings, tell_confirmed
 from orchestrator.errors import OrchestratorError, UnknownComponentError
 from orchestrator.jsonkey import canonical_json
@@ -96,7 +96,8 @@ def build_space(plugins: Plugins, task: Task, target: TargetInfo,
     return gen_name, space
 
 
-def make_measurer(options: TuneOptions | None = None, plugins: Plugins | None = None) -> Any:
+def make_measurer(options: TuneOptions | None = None,
+                  plugins: Plugins | None = None) -> Measurer:
     """The measurer ``options`` name (default: ``local``), made with their measurer
     options; the caller closes it."""
     options = options or TuneOptions()
@@ -105,7 +106,8 @@ def make_measurer(options: TuneOptions | None = None, plugins: Plugins | None = 
 
 
 def tune(task: Task, *, target: TargetInfo | None = None, options: TuneOptions | None = None,
-         db: Any = None, plugins: Plugins | None = None, shared_measurer: Any = None,
+         db: Any = None, plugins: Plugins | None = None,
+         shared_measurer: Measurer | None = None,
          **overrides: Any) -> TuneSummary:
     """Tune ``task`` until the budget is spent, recording every result in history.
 
