@@ -324,17 +324,29 @@ class HistoryStore:
             return [_to_result(m, key) for m, key in s.exec(stmt)]
 
     def best(self, task_id: int, target_id: int | None = None, k: int = 5) -> list[Record]:
-        stmt = (select(MeasurementRow, ConfigRow.key, TaskRow, TargetRow.key)
-                .join(ConfigRow, ConfigRow.id == MeasurementRow.config_id)
-                .join(TaskRow, TaskRow.id == MeasurementRow.task_id)
-                .join(TargetRow, TargetRow.id == MeasurementRow.target_id)
-                .where(MeasurementRow.task_id == task_id,
-                       MeasurementRow.status == MeasureStatus.OK.value)
-                .order_by(MeasurementRow.latency).limit(k))  # type: ignore[arg-type]
+        """The ``k`` fastest configs of a task (on one target, or on any), fastest first:
+        each config once per target, at its fastest ok timing (a config timed again, as
+        ``--confirm`` does, is not listed twice)."""
+        m = MeasurementRow
+        where = [m.task_id == task_id, m.status == MeasureStatus.OK.value]
         if target_id is not None:
-            stmt = stmt.where(MeasurementRow.target_id == target_id)
+            where.append(m.target_id == target_id)
+        fastest = (select(m.config_id, m.target_id, func.min(m.latency).label("latency"))
+                   .where(*where).group_by(m.config_id, m.target_id)
+                   .order_by(func.min(m.latency)).limit(k).subquery())
+        stmt = (select(m, ConfigRow.key, TaskRow, TargetRow.key)
+                .join(fastest, (fastest.c.config_id == m.config_id)
+                      & (fastest.c.target_id == m.target_id)
+                      & (fastest.c.latency == m.latency))
+                .join(ConfigRow, ConfigRow.id == m.config_id)
+                .join(TaskRow, TaskRow.id == m.task_id)
+                .join(TargetRow, TargetRow.id == m.target_id)
+                .where(*where).order_by(m.latency, m.id))  # type: ignore[arg-type]
+        out: dict[tuple[int, int], Record] = {}  # equal fastest timings: the first one
         with Session(self.engine) as s:
-            return [_to_record(m, ck, t, tk) for m, ck, t, tk in s.exec(stmt)]
+            for row, ck, t, tk in s.exec(stmt):
+                out.setdefault((row.config_id, row.target_id), _to_record(row, ck, t, tk))
+        return list(out.values())
 
     def records(self, *, where: Sequence[Any] = (), limit: int | None = None) -> list[Record]:
         """Every measurement matching SQLAlchemy expressions on the models, oldest first."""

@@ -324,7 +324,8 @@ def history_best(
     db: DbOpt = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Show a task's best configs on any target."""
+    """Show a task's best configs on any target, each once per target at its fastest
+    timing."""
     from history.io import record_to_dict
     from history.store import HistoryStore
 

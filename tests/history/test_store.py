@@ -31,6 +31,21 @@ def test_results_round_trip_with_every_sample(db):
     assert [b.result.latency for b in best] == sorted(r.latency for r in rs[:5])[:2]
 
 
+def test_best_lists_each_config_once_at_its_fastest_timing(db):
+    task_id, target_id = _ids(db)
+    a, b, c = (Config.of({"x": i}) for i in range(3))
+
+    def ok(config, seconds):
+        return MeasureResult(config, MeasureStatus.OK, (seconds,), measurer="local")
+
+    # a timed three times (as --confirm does), b once, c twice with equal timings.
+    db.record(run_id=None, task_id=task_id, target_id=target_id,
+              results=[ok(a, 3.0), ok(b, 2.0), ok(a, 1.0), ok(c, 4.0), ok(a, 5.0), ok(c, 4.0)])
+    best = db.best(task_id, target_id, k=3)
+    assert [(r.result.config, r.result.latency) for r in best] == [(a, 1.0), (b, 2.0), (c, 4.0)]
+    assert [r.result.config for r in db.best(task_id, k=2)] == [a, b]  # on any target
+
+
 def test_tasks_and_targets_are_deduplicated_by_key(db):
     a, _ = _ids(db)
     assert db.ensure_task(Task.from_dict(TOY_TASK.to_dict())) == a
