@@ -154,15 +154,11 @@ def cpu_cores() -> int:
 
 
 def detect_host() -> TargetInfo:
-    """Describe the host CPU, asking TVM for the ``mcpu`` LLVM knows it by."""
-    import tvm
+    """Describe the host CPU, with the ``mcpu`` LLVM knows it by (asked of TVM once per
+    machine and TVM version: ``orchestrator.host_cpu``)."""
+    from orchestrator.host_cpu import llvm_host
 
-    try:
-        detected = tvm.target.Target.from_device(tvm.cpu()).export()
-    except Exception as exc:  # TVM raises its own error types here
-        raise TargetError(f"cannot detect the host CPU through TVM: {exc}") from None
-    mcpu = str(detected.get("mcpu") or "generic")
-    mtriple = str(detected.get("mtriple") or "")
+    mcpu, mtriple = llvm_host()
     cores = cpu_cores()
     flags = _cpu_flags()
     if "avx512f" in flags:
