@@ -183,12 +183,13 @@ class _Loop:
         _keep_fastest(known, prior)
 
         own_trials, own_retimings = split_retimings(own)
+        trials = len(own_trials) + reused_before  # the run's trials so far (when resumed)
         prepare = getattr(self.measurer, "prepare", None)
-        if prepare is not None and len(own_trials) + reused_before < o.trials:
+        if prepare is not None and trials < o.trials:
             prepare(self.space, self.target)  # not for a finished run, rerun
         info = RunInfo(run_id, self.task, self.target, self.space, o.searcher, o.measurer,
                        self.gen_name, o.pruners, o.cost_model, o.seed, o.trials, o.seconds,
-                       o.early_stop, resumed_trials=len(own_trials) + reused_before)
+                       o.early_stop, resumed_trials=trials)
         if self.cost_model is not None and prior:
             self.cost_model.fit(self.space, prior)
         self.searcher.start(SearchContext(self.task, self.target, self.space, o.seed,
@@ -198,7 +199,6 @@ class _Loop:
         hook.orchestrator_task_started(run=info)
 
         run_results: list[MeasureResult] = list(own_trials)
-        trials = len(own_trials) + reused_before
         measured = reused = 0
         retimed = sum(len(rs) for rs in own_retimings.values())
         if o.confirm:
