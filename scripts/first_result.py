@@ -33,9 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from machine import machine_header  # noqa: E402
 from paired import paired_ratio  # noqa: E402
+from warm import warm_measurer  # noqa: E402
 
 from orchestrator.hookspecs import hookimpl  # noqa: E402
-from orchestrator.loop import make_measurer, tune  # noqa: E402
+from orchestrator.loop import tune  # noqa: E402
 from orchestrator.manager import load_plugins  # noqa: E402
 from orchestrator.task import Task  # noqa: E402
 
@@ -52,7 +53,6 @@ BATCH = 8
 # Where the local measurer's workers come from: started by the first batch, started when
 # the task starts, kept from an earlier task.
 SETTINGS = ("off", "on", "kept")
-WARM_UP = {"M": 16, "K": 32, "N": 16}  # the kept measurer's earlier task (dense)
 
 
 class _FirstBatch(Exception):
@@ -106,20 +106,12 @@ def first_result(task: Task, searcher: str, setting: str, history: Path, seed: i
     return watch.seconds, watch.trials
 
 
-def kept_measurer(scratch: Path) -> Any:
-    """A local measurer whose workers have served an earlier task (a small dense one)."""
-    measurer = make_measurer()
-    tune(Task.create("dense", WARM_UP, name="warm_up"), db=str(scratch / "warm-up.db"),
-         searcher="random", trials=2, batch_size=2, shared_measurer=measurer)
-    return measurer
-
-
 def measure(shapes: dict[str, dict[str, int]], searchers: list[str], rounds: int,
             history: Path) -> list[Sample]:
     samples = []
     with tempfile.TemporaryDirectory(prefix="first-result-") as d:
         scratch = Path(d)
-        kept = kept_measurer(scratch)
+        kept = warm_measurer(scratch)
         try:
             for r in range(rounds):
                 order = SETTINGS[r % len(SETTINGS):] + SETTINGS[:r % len(SETTINGS)]

@@ -26,7 +26,10 @@ every config each run reported as its best at some trial (``WORK/<layer>/turns/d
 and reports the targets on the curves of those configs' speeds, with xgb's final config as
 the reference: what a user stopping each run at each trial would have deployed, free of
 the winner's curse of the fastest timing. Both also run after finished turns: the same
-command again with the option measures only what is missing.
+command again with the option measures only what is missing. ``--keep-workers`` gives each
+searcher one measurer, warmed on a tiny task, for all its runs, as ``orchestrator tune``
+keeps one for every workload of a command but the first: no run's clock then pays the
+workers' TVM import.
 
     python scripts/gga_turns.py --smoke                         # CI: a small real run
     python scripts/gga_turns.py --layers r18_c1,r18_l1 --db /work/gga/base.db --work /work/gga/runs-full
@@ -38,10 +41,13 @@ import argparse
 import shlex
 import statistics
 import sys
+import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -441,6 +447,12 @@ def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, comm
              + (f"; measurer {exp.measurer} with "
                 f"{', '.join(f'{k}={v}' for k, v in exp.measurer_options.items())}"
                 if exp.measurer_options else "") + ".", ""]
+    if exp.keep_workers:
+        lines += ["Workers kept (`--keep-workers`): each searcher had one measurer for all its "
+                  "runs, its build and run workers started and warmed on a tiny dense task "
+                  "before the first layer, off every clock, as `orchestrator tune` keeps them "
+                  "for every workload of a command but the first. No run's seconds include "
+                  "the workers' TVM import or the runner's sentinel build.", ""]
     if exp.confirm:
         lines += [f"Confirmed bests (`--confirm {exp.confirm}`): every run timed each config "
                   f"whose first timing beat its confirmed best {exp.confirm} more time(s), on its "
@@ -533,6 +545,10 @@ def add_turns_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--measurer-opt", action="append", default=[], metavar="KEY=VALUE",
                     help="an option of every run's local measurer, e.g. guard=0.25 "
                          "(repeatable)")
+    ap.add_argument("--keep-workers", action="store_true",
+                    help="give each searcher one measurer for all its runs, its workers warmed "
+                         "on a tiny task first, as orchestrator tune keeps them for every "
+                         "workload of a command but the first [off: a new measurer per run]")
     ap.add_argument("--smoke", action="store_true",
                     help="CI smoke test: r18_l4ds against r18_l3ds's history, 16 trials each")
 
@@ -579,8 +595,31 @@ def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Expe
         db=db, work=work, out=out, target=detect_host(), plugins=plugins,
         searcher_options={k: dict(v) for k, v in (rg.SMOKE_OPTIONS if args.smoke else {}).items()},
         seed=args.seed, pruned=not args.no_pruned, extra=tuple(extra), remeasure=args.remeasure,
-        deployed=args.deployed,
+        deployed=args.deployed, keep_workers=args.keep_workers,
         confirm=args.confirm, measurer_options=measurer_options)
+
+
+@contextmanager
+def kept_workers(exp: rg.Experiment) -> Iterator[rg.Experiment]:
+    """``exp`` with one warmed measurer per searcher (``--keep-workers``), closed on the
+    way out; ``exp`` itself without the option."""
+    if not exp.keep_workers:
+        yield exp
+        return
+    from warm import warm_measurer
+
+    measurers: dict[str, Any] = {}
+    try:
+        with tempfile.TemporaryDirectory(prefix="gga-turns-warm-") as d:
+            for v in searchers(exp):
+                exp.log(f"warming {v.name}'s measurer")
+                measurers[v.name] = warm_measurer(Path(d), options=exp.options(v),
+                                                  plugins=exp.plugins, target=exp.target,
+                                                  name=f"warm_{v.name}")
+        yield replace(exp, measurers=measurers)
+    finally:
+        for m in measurers.values():
+            m.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -599,8 +638,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.smoke:  # the smoke run measures its own small history
             rg.run_all(replace(exp, trials=budgets["xgb"], budgets={"xgb": budgets["xgb"]},
                                confirm=0), history_only=True)
-        for job in jobs:
-            run_layer(exp, job.task, job.history)
+        with kept_workers(exp) as exp:
+            for job in jobs:
+                run_layer(exp, job.task, job.history)
     results = [layer_turns(exp, job.task) for job in jobs]
     command = "python scripts/gga_turns.py " + " ".join(
         shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))

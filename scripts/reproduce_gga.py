@@ -127,6 +127,10 @@ class Experiment:
     remeasure: int = 0  # rounds of measuring every searcher's best again side by side
     confirm: int = 0  # TuneOptions.confirm of every run (0: a run's best is its fastest timing)
     deployed: int = 0  # gga_turns.py --deployed: rounds of timing every reported config again
+    keep_workers: bool = False  # gga_turns.py --keep-workers: one warmed measurer per variant
+    # variant name -> a measurer its runs share, kept from layer to layer (made with
+    # keep_workers); a variant without one gets a new measurer per run
+    measurers: dict[str, Any] = field(default_factory=dict, compare=False)
     log: Callable[[str], None] = print
 
     @property
@@ -253,7 +257,8 @@ def run(exp: Experiment, task: Task, variant: Variant, db: HistoryStore | Path) 
     exp.log(f"  {task.name}: {variant.name} ({exp.budget(variant.name)} trials)")
     store = db if isinstance(db, HistoryStore) else HistoryStore.open(db)
     try:
-        tune(task, target=exp.target, options=exp.options(variant), db=store, plugins=exp.plugins)
+        tune(task, target=exp.target, options=exp.options(variant), db=store, plugins=exp.plugins,
+             shared_measurer=exp.measurers.get(variant.name))
     finally:
         if store is not db:
             store.close()

@@ -92,6 +92,59 @@ def test_searchers_take_turns_batch_by_batch_and_report_their_own_seconds(tmp_pa
     store.close()
 
 
+class _Kept:
+    """A measurer a test keeps: counts its batches and whether anyone closed it."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.batches, self.closed = inner, 0, False
+
+    def measure(self, space, target, configs):
+        self.batches += 1
+        return self.inner.measure(space, target, configs)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_each_searcher_keeps_one_measurer_for_all_its_runs(tmp_path, monkeypatch):
+    rg = load_script("reproduce_gga")
+    gt = load_script("gga_turns")
+    exp = toy_experiment(rg, tmp_path, "r18_l4ds", ("r18_l3ds", "r18_l4ds"), trials=16,
+                         budgets={"xgb": 16, "gga": 16, "ga": 16}, pruned=False,
+                         keep_workers=True)
+    rg.run_all(exp, history_only=True)
+    warmed = []
+
+    def warm(scratch, *, options, plugins, target, name):
+        warmed.append((name, options.searcher, target))
+        return _Kept(plugins.create("measurer", options.measurer))
+
+    monkeypatch.setattr(load_script("warm"), "warm_measurer", warm)
+    (job,) = rg.left_out(exp)
+    with gt.kept_workers(exp) as kept:
+        assert set(kept.measurers) == {"xgb", "gga", "ga"}
+        gt.run_layer(kept, job.task, job.history)
+        measurers = dict(kept.measurers)
+        assert not any(m.closed for m in measurers.values())  # tune leaves them open
+    assert warmed == [("warm_xgb", "xgb", exp.target), ("warm_gga", "gga", exp.target),
+                      ("warm_ga", "ga", exp.target)]
+    # every measured batch of each run (a tick of its clock) went to its searcher's kept
+    # measurer: xgb 2 x 8, gga its lead of one, then 7 and 8, ga as it batches
+    work = gt.turns_dir(exp, job.task)
+    ticks = {n: len(load_script("turns").read_clock(work / f"{n}.clock.jsonl")) for n in measurers}
+    assert {n: m.batches for n, m in measurers.items()} == ticks and ticks["gga"] == 3
+    assert all(m.closed for m in measurers.values())
+    text = gt.report(exp, [gt.layer_turns(exp, job.task)], "header", "cmd").read_text()
+    assert "Workers kept (`--keep-workers`)" in text
+
+
+def test_without_keep_workers_runs_get_no_kept_measurer(tmp_path):
+    rg = load_script("reproduce_gga")
+    exp = toy_experiment(rg, tmp_path, "r18_l4ds", ("r18_l3ds",))
+    with load_script("gga_turns").kept_workers(exp) as same:
+        assert same is exp and same.measurers == {}
+
+
 def _curve(best, seconds):
     return load_script("reproduce_gga").Curve(tuple(best), tuple(seconds))
 
@@ -228,7 +281,7 @@ def test_speedups_at_other_marks():
 def test_smoke_run_takes_turns_on_real_builds_and_reports(tmp_path):
     """The script in its small real form: r18_l3ds's xgb history, then xgb, gga and ga on
     r18_l4ds taking turns (16 trials each, real TVM builds and timing), every run's
-    measurer with the contention guard on."""
+    measurer with the contention guard on and kept, warmed, for all of its searcher's runs."""
     import re
     import subprocess
     import sys
@@ -237,7 +290,7 @@ def test_smoke_run_takes_turns_on_real_builds_and_reports(tmp_path):
 
     db = tmp_path / "base.db"
     cmd = [sys.executable, str(SCRIPTS / "gga_turns.py"), "--smoke", "--no-pruned", "--db", str(db),
-           "--measurer-opt", "guard=0.5"]
+           "--measurer-opt", "guard=0.5", "--keep-workers"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = tmp_path / "base-runs" / "report"
@@ -251,7 +304,7 @@ def test_smoke_run_takes_turns_on_real_builds_and_reports(tmp_path):
     assert re.search(r"Targets met: 5x xgb: \d of [01]; 3x ga: \d of [01]; 0.98 final: \d of 1", text)
     assert re.search(r"Where they could be met: 5x xgb: \d of [01]; 3x ga: \d of [01]\.", text)
     assert (out / "turns-r18_l4ds.png").stat().st_size > 0
-    assert "; measurer local with guard=0.5." in text
+    assert "; measurer local with guard=0.5." in text and "Workers kept (`--keep-workers`)" in text
     clocks = tmp_path / "base-runs" / "r18_l4ds" / "turns"
     turns = load_script("turns")
     for name in ("xgb", "gga", "ga"):
