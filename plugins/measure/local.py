@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import json
 import logging
 import shutil
 import tempfile
@@ -17,6 +18,7 @@ from orchestrator.options import as_bool
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo, cpu_cores
+from plugins.measure.worker import SENTINEL_ENV
 from plugins.measure.workerpool import STARTUP_TIMEOUT, Outcome, WorkerPool
 
 NAME = "local"
@@ -45,7 +47,8 @@ class LocalMeasurer:
     ``guard_wait`` seconds per config. When a wait runs out, the machine is slow for
     longer than a spell and no config waits for the next 5 minutes (slowed timings are
     kept and counted). ``guard_counts`` holds how many timings were thrown away and how
-    many slowed timings were kept.
+    many slowed timings were kept. The runner builds its sentinel when it starts, after its
+    TVM import, so that the first batch's builds and not its first timing wait for it.
     """
 
     name = NAME
@@ -179,8 +182,10 @@ class LocalMeasurer:
         if self._runner is None:
             # TVM reads TVM_NUM_THREADS when it is imported; on x86 it would otherwise
             # use half the cores, assuming hyper-threading.
-            self._runner = WorkerPool("run", 1, self._root,
-                                      env={"TVM_NUM_THREADS": str(threads)},
+            env = {"TVM_NUM_THREADS": str(threads)}
+            if self.guard > 0:  # the runner builds its sentinel while the first batch builds
+                env[SENTINEL_ENV] = json.dumps(target.to_dict())
+            self._runner = WorkerPool("run", 1, self._root, env=env,
                                       startup_timeout=self.startup_timeout)
             self._runner_threads = threads
         # Start the runner now: its import overlaps the first batch's builds.

@@ -3,6 +3,7 @@ through the run worker and the local measurer."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import numpy as np
@@ -180,6 +181,71 @@ def test_without_a_sentinel_configs_are_timed_unguarded_and_the_measurer_says_so
     warnings = [r.getMessage() for r in caplog.records]
     assert len(warnings) == 1 and "could not be built (RuntimeError: LLVM cannot" in warnings[0]
     assert m.guard_counts == {"retimed": 0, "slowed": 0}
+
+
+def test_a_runner_given_a_target_builds_its_sentinel_before_it_is_ready(
+        target: TargetInfo, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The measurer names the target in the runner's environment; the runner builds that
+    sentinel when it starts, and the first guarded request uses it instead of building."""
+    import plugins.measure.worker as worker
+
+    monkeypatch.setenv(worker.SENTINEL_ENV, json.dumps(target.to_dict()))
+    handler = RunHandler()
+    key = json.dumps(target.to_dict(), sort_keys=True)
+    built, why = handler._sentinels[key]
+    assert isinstance(built, Sentinel) and why == "" and len(built.recent) == 5
+    m = LocalMeasurer(guard=0.25, repeat=2, min_repeat_ms=1)
+    monkeypatch.setattr(worker, "Sentinel", _never_built)  # a second build would fail
+    reply = handler.handle(_run_request(m, target, tmp_path))
+    assert reply["status"] == "ok" and reply["retimed"] == 0 and "guard_error" not in reply
+    assert handler._sentinels[key][0] is built
+
+
+def _never_built(*args: object) -> None:
+    raise AssertionError("the sentinel was built again")
+
+
+@pytest.mark.parametrize("value", ["", "not json", "[1, 2]"])
+def test_a_runner_without_a_usable_sentinel_target_starts_as_before(
+        monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    import plugins.measure.worker as worker
+
+    monkeypatch.setenv(worker.SENTINEL_ENV, value)
+    monkeypatch.setattr(worker, "Sentinel", _never_built)
+    assert RunHandler()._sentinels == {}  # built at the first guarded request, as before
+
+
+def test_a_sentinel_that_cannot_be_built_early_is_reported_with_the_first_timing(
+        target: TargetInfo, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import plugins.measure.worker as worker
+
+    def cannot_build(*args: object) -> None:
+        raise RuntimeError("LLVM cannot target this CPU")
+
+    monkeypatch.setattr(worker, "Sentinel", cannot_build)
+    monkeypatch.setenv(worker.SENTINEL_ENV, json.dumps(target.to_dict()))
+    handler = RunHandler()  # starts all the same
+    m = LocalMeasurer(guard=0.25, repeat=2, min_repeat_ms=1)
+    reply = handler.handle(_run_request(m, target, tmp_path))
+    assert reply["status"] == "ok" and "retimed" not in reply
+    assert reply["guard_error"] == "RuntimeError: LLVM cannot target this CPU"
+
+
+@pytest.mark.parametrize("guard", [0.25, 0.0])
+def test_the_measurer_names_the_sentinel_target_to_its_runner_only_when_guarding(
+        target: TargetInfo, monkeypatch: pytest.MonkeyPatch, guard: float) -> None:
+    import plugins.measure.worker as worker
+    from plugins.measure.workerpool import WorkerPool
+
+    monkeypatch.setattr(WorkerPool, "start", lambda self, count=None: None)  # no processes
+    m = LocalMeasurer(guard=guard)
+    try:
+        builders, runner = m._pools(target)
+        assert worker.SENTINEL_ENV not in builders.env
+        named = runner.env.get(worker.SENTINEL_ENV)
+        assert (json.loads(named) if named else None) == (target.to_dict() if guard else None)
+    finally:
+        m.close()
 
 
 def test_the_measurer_counts_what_the_runner_reports(caplog: pytest.LogCaptureFixture) -> None:
