@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 from collections.abc import Iterator, Sequence
@@ -101,14 +102,19 @@ class GuidedGA:
     mutation; guided attempts more often repeat a measured config, so the share of
     children kept is higher). Not in the paper: the guided operators only recombine and
     nudge the values the seeds carry, and a search whose seeds share a poor basin stays
-    in it.
+    in it. ``handoff`` (0: off; N: after N generations in a row whose children did not
+    beat the best so far, the rest of the search is the ``tl`` tuner's, the paper's other
+    method: its rank model trained on filtered history and on every result gga measured,
+    its simulated annealing started from gga's best configs). Not in the paper, which
+    runs one method or the other. A resumed run starts as gga again.
     """
 
     def __init__(self, population: int = 16, elite: int = 8, crossover_prob: float = 0.5,
                  elite_mutation_prob: float = 0.5, omega: float = DEFAULT_OMEGA,
                  probe: int | None = None, seeding: str = "metric",
                  refit: bool = False, lead: int | None = None, refresh: int = 0,
-                 screen: int = 0, confirmed: bool = True, explore: float = 0.0) -> None:
+                 screen: int = 0, confirmed: bool = True, explore: float = 0.0,
+                 handoff: int = 0) -> None:
         if int(population) < 2:
             raise OrchestratorError(f"gga: population must be >= 2, got {population}")
         if int(elite) < 1:
@@ -130,6 +136,9 @@ class GuidedGA:
         if isinstance(refresh, bool) or not isinstance(refresh, int) or refresh < 0:
             raise OrchestratorError(f"gga: refresh must be a whole number of generations "
                                     f">= 0 (0 = off), got {refresh!r}")
+        if isinstance(handoff, bool) or not isinstance(handoff, int) or handoff < 0:
+            raise OrchestratorError(f"gga: handoff must be a whole number of generations "
+                                    f">= 0 (0 = off), got {handoff!r}")
         if isinstance(screen, bool) or not isinstance(screen, int) or screen < 0:
             raise OrchestratorError(f"gga: screen must be a whole number >= 0 (0 = off; K = "
                                     f"breed K times the children measured), got {screen!r}")
@@ -146,6 +155,7 @@ class GuidedGA:
         self.seeding, self.refit = seeding, refit
         self.lead = None if lead is None else int(lead)
         self.refresh = refresh
+        self.handoff = handoff
         self.screen = screen
 
     # -- Searcher protocol -------------------------------------------------------------
@@ -155,6 +165,8 @@ class GuidedGA:
         samples of the space."""
         self.space = context.space
         self.rng = random.Random(context.seed)
+        self._context = context
+        self.handed: Any = None  # the tl tuner the search was handed to (``handoff``)
         self.perf: dict[str, float] = {}
         self.configs: dict[str, Config] = {}
         self.seen: set[str] = set()
@@ -202,8 +214,10 @@ class GuidedGA:
     def propose(self, n: int) -> list[Config]:
         """The next ``n`` configs of the current generation (breeding a new one when it is
         all proposed); an empty list only when nothing new can be made."""
-        if not self.pending:
+        if self.handed is None and not self.pending:
             self._evolve()
+        if self.handed is not None:
+            return self.handed.propose(n)
         if self._lead:
             n, self._lead = min(n, self._lead), 0
         out, self.pending = self.pending[:n], self.pending[n:]
@@ -213,6 +227,8 @@ class GuidedGA:
         """Record the measured performance of the configs last proposed."""
         for r in results:
             self._learn(r)
+        if self.handed is not None:
+            self.handed.tell(results)
 
     def tell_confirmed(self, results: Sequence[MeasureResult]) -> None:
         """Under ``tune --confirm``: a config timed again counts at its confirmed speed,
@@ -258,6 +274,10 @@ class GuidedGA:
             self.generation = [c.key for c in self.pending]
             return
         self.generations += 1
+        self._count_stall()
+        if self.handoff and self._stalled >= self.handoff:
+            self._hand_off()
+            return
         self._update_elite_genes()
         best_all = min(self.perf, key=self._rank_key)
         keep = [best_all]
@@ -336,13 +356,27 @@ class GuidedGA:
                 self.genes.pop(c.key, None)
         return kept
 
-    def _refreshed(self) -> list[Config]:
-        """Fresh history candidates for half the next generation once the search has
-        stalled for ``refresh`` generations (none otherwise, or when history has none
-        left); counts the stalled generations."""
+    def _count_stall(self) -> None:
+        """Count the generations in a row that found nothing better than the best so far."""
         best = max(self.perf.values(), default=0.0)
         self._stalled = 0 if best > self._best_perf else self._stalled + 1
         self._best_perf = max(best, self._best_perf)
+
+    def _hand_off(self) -> None:
+        """Give the rest of the search to the ``tl`` tuner, told every result so far."""
+        from plugins.tl.searcher import TransferSearcher
+
+        tuner = TransferSearcher()
+        tuner.start(dataclasses.replace(self._context, prior=tuple(self.own)))
+        self.handed = tuner
+        self.pending = []
+        log.info("gga: no better config for %d generations; handing the search to tl after "
+                 "%d results", self._stalled, len(self.own))
+
+    def _refreshed(self) -> list[Config]:
+        """Fresh history candidates for half the next generation once the search has
+        stalled for ``refresh`` generations (none otherwise, or when history has none
+        left)."""
         if not self.refresh or self._stalled < self.refresh:
             return []
         self._stalled = 0

@@ -33,6 +33,13 @@ class TestGGAConformance(SearcherConformance):
         return GuidedGA()
 
 
+class TestGGAHandoffConformance(SearcherConformance):
+    """Small generations stall soon: most of these runs end in the ``tl`` tuner."""
+
+    def create_searcher(self):
+        return GuidedGA(population=4, elite=2, handoff=1)
+
+
 A = Config.of({"tile_m": (4, 4, 4), "tile_n": (4, 1, 16), "tile_k": (8, 8), "unroll": 16})
 B = Config.of({"tile_m": (16, 2, 2), "tile_n": (4, 1, 16), "tile_k": (4, 16), "unroll": 64})
 
@@ -312,6 +319,37 @@ def test_a_stalled_search_takes_fresh_history_candidates_from_every_task_in_turn
     assert {adapted[c.key] for c in fresh} == {*NEAR, *FAR}  # not all from one task
     assert all(c.key in s.genes for c in gens[3][8:])  # the other half is bred
     assert not any(c.key in adapted and c.key not in s.genes for c in gens[1] + gens[2])
+
+
+def test_a_stalled_search_is_handed_to_the_tl_tuner_told_every_result():
+    from plugins.tl.searcher import TransferSearcher
+
+    history = toy_history([*NEAR, *FAR])
+    s = GuidedGA(handoff=2)
+    s.start(context(history))
+    measurer = _WorseAfter(16)
+    # generation 1 holds the best; generations 2 and 3 breed nothing better
+    gga_made = [c for _ in range(3) for c in _drain(s, 16, measurer)]
+    assert s.handed is None and s.generations == 2
+    after = _drain(s, 16, measurer)
+    assert isinstance(s.handed, TransferSearcher) and s.generations == 3
+    assert len(after) == 16 and not {c.key for c in after} & {c.key for c in gga_made}
+    assert all(toy_space().validate(c) is None for c in after)
+    # the tuner learned from gga's 48 results and from its own 16, and fitted on them
+    assert len(s.handed.own) == 64 and s.handed.fits >= 1 and len(s.handed.hist_x) > 0
+    assert len(s.own) == 64  # gga keeps counting what was measured
+
+
+def test_handoff_is_off_by_default_and_must_be_a_whole_number():
+    assert GuidedGA().handoff == 0
+    s = GuidedGA()
+    s.start(context(toy_history([*NEAR, *FAR])))
+    for _ in range(4):
+        _drain(s, 16, _WorseAfter(16))
+    assert s.handed is None  # off: a stalled search stays gga's
+    for bad in (-1, 1.5, "2", True):
+        with pytest.raises(OrchestratorError, match="handoff must be a whole number"):
+            GuidedGA(handoff=bad)
 
 
 def test_refresh_is_off_by_default_and_must_be_a_whole_number():
