@@ -313,6 +313,35 @@ def again_section(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[st
             "Measured again, the final-best target: " + "; ".join(counts) + ".", ""]
 
 
+def variants_again(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[str]:
+    """Each variant's final best over gga's, from the ``--remeasure`` rounds that timed
+    both side by side: the median of the per-round ratios with its interval."""
+    rows: list[str] = []
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    levels: list[float] = []
+    for r in results:
+        rounds = rg.remeasured_rounds(exp, r.task, bests(r), turns_dir(exp, r.task) / "remeasure.db")
+        if not rounds or "gga" not in rounds:
+            continue
+        for v in exp.extra:
+            p = paired_ratio(rounds[v.name], rounds["gga"]) if v.name in rounds else None
+            if p is None:
+                continue
+            side = "higher" if p.low > 1.0 else "lower" if p.high < 1.0 else "undecided"
+            counts[v.name][side] += 1
+            levels.append(p.level)
+            rows.append(f"| {r.task.name} | {v.name} | {p.text()} | {side} |")
+    if not rows:
+        return []
+    summary = "; ".join(f"{n}: " + ", ".join(f"{k} on {c}" for k, c in sorted(v.items()))
+                        + f" of {sum(v.values())}" for n, v in counts.items())
+    return ["Each variant's final best over gga's, timed side by side in the `--remeasure` "
+            "rounds (median of the per-round ratios [interval, at "
+            f"{min(levels):.1%} or more]; higher or lower where the whole interval is on "
+            "one side of 1):", "", "| layer | variant | final again / gga's | |",
+            "|---|---|---|---|", *rows, "", f"Variants over gga, timed again: {summary}.", ""]
+
+
 def deployed_section(found: Sequence[tuple[TurnsResult, TurnsResult]]) -> list[str]:
     """The targets on the configs the runs reported, timed again (``--deployed``): each
     layer's turns with :func:`deployed`'s view of them (layers without it left out)."""
@@ -512,6 +541,7 @@ def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, comm
                       f"(`--deployed`, {len(found)} layers): "
                       + counts_line([d for _, d in found], names)]
         lines.append("")
+        lines += variants_again(exp, results)
     exp.out.mkdir(parents=True, exist_ok=True)
     for r in results:
         plot(r, exp.out / f"turns-{r.task.name}.png")

@@ -161,14 +161,21 @@ def _with(res, **curves):
                                             **{n: _curve(*c) for n, c in curves.items()}})
 
 
-def test_a_variant_takes_its_turn_after_the_three_and_gets_its_own_table(tmp_path):
+def _with_variant(tmp_path, name: str, options: dict, **fields):
+    """A toy experiment of xgb, gga, ga and one gga variant (16 trials each) on r18_l4ds,
+    its base history measured."""
     rg = load_script("reproduce_gga")
-    gt = load_script("gga_turns")
-    variant = rg.Variant("gga-refresh", "gga", {"refresh": 1})
+    variant = rg.Variant(name, "gga", options)
     exp = toy_experiment(rg, tmp_path, "r18_l4ds", ("r18_l3ds", "r18_l4ds"), trials=16,
-                         budgets={"xgb": 16, "gga": 16, "ga": 16, "gga-refresh": 16},
-                         pruned=False, extra=(variant,))
-    rg.run_all(dataclasses.replace(exp, extra=()), history_only=True)
+                         budgets={"xgb": 16, "gga": 16, "ga": 16, name: 16},
+                         pruned=False, extra=(variant,), **fields)
+    rg.run_all(dataclasses.replace(exp, extra=(), remeasure=0), history_only=True)
+    return rg, exp
+
+
+def test_a_variant_takes_its_turn_after_the_three_and_gets_its_own_table(tmp_path):
+    rg, exp = _with_variant(tmp_path, "gga-refresh", {"refresh": 1})
+    gt = load_script("gga_turns")
     order = _Order()
     exp.plugins.pm.register(order)
     (job,) = rg.left_out(exp)
@@ -236,6 +243,23 @@ def test_remeasure_times_every_runs_best_again_side_by_side_and_reports_the_rati
     assert store.count() == 8 * len({c.key for c in bests.values()})
     store.close()
     assert gt.paired_finals(exp, res)["gga"].rounds == 5
+
+
+def test_a_variants_final_is_compared_with_ggas_in_the_remeasure_rounds(tmp_path):
+    rg, exp = _with_variant(tmp_path, "gga-p0", {"probe": 0}, remeasure=3)
+    gt = load_script("gga_turns")
+    (job,) = rg.left_out(exp)
+    gt.run_layer(exp, job.task, job.history)
+    res = gt.layer_turns(exp, job.task)
+    gflops, _ = gt.again(exp, res)
+    lines = gt.variants_again(exp, [res])
+    # the synthetic timing does not vary: every round's ratio is the same
+    ratio = gflops["gga-p0"] / gflops["gga"]
+    side = "higher" if ratio > 1 else "lower" if ratio < 1 else "undecided"
+    assert f"| r18_l4ds | gga-p0 | {ratio:.3f} [{ratio:.3f}, {ratio:.3f}] | {side} |" in lines
+    assert f"Variants over gga, timed again: gga-p0: {side} on 1 of 1." in lines
+    assert "Variants over gga, timed again" in gt.report(exp, [res], "h", "cmd").read_text()
+    assert gt.variants_again(dataclasses.replace(exp, extra=()), [res]) == []
 
 
 def test_verdict_counts_a_ga_that_never_reached_the_mark_as_beaten():
