@@ -54,6 +54,7 @@ os.environ.setdefault("TVM_NUM_THREADS", str(_threads()))
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # ms_builder
 
+from machine import write_report  # noqa: E402
 from orchestrator.task import Task  # noqa: E402
 
 
@@ -350,10 +351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append((task, entries))
 
     text = render(rows, trials, ms_trials, str(target.arch))
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
-    print(text)
+    write_report(Path(args.out), text)
     return 0 if all(e.median for _, es in rows for e in es if e.name == "ours") else 1
 
 

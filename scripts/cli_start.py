@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from machine import machine_header  # noqa: E402
+from machine import machine_header, write_report  # noqa: E402
 from paired import paired_ratio  # noqa: E402
 
 SETTINGS = ("asked", "remembered")
@@ -125,9 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     text = report(samples, trials, cmd.strip(),
                   note="Smoke run (CI): one round; no figure here is a result." if a.smoke
                   else "")
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(text)
-    print(text)
+    write_report(a.out, text)
     return 0
 
 

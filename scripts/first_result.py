@@ -31,7 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from machine import machine_header  # noqa: E402
+from machine import machine_header, write_report  # noqa: E402
 from paired import paired_ratio  # noqa: E402
 from warm import warm_measurer  # noqa: E402
 
@@ -229,9 +229,7 @@ def main(argv: list[str] | None = None) -> int:
                 ap.error("--db must name an existing history database (or give --smoke)")
             samples = measure(SHAPES, searchers, a.rounds, a.db)
             text = report(samples, searchers, command)
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(text)
-    print(text)
+    write_report(a.out, text)
     return 0
 
 

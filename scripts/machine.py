@@ -55,3 +55,10 @@ def threads_note(cores: int) -> str:
         return f"TVM_NUM_THREADS={value}"
     return (f"TVM_NUM_THREADS unset here; the local measurer times with "
             f"TVM_NUM_THREADS={cores}, one thread per core")
+
+
+def write_report(path: Path, text: str) -> None:
+    """Write a result file (its folder made if needed) and echo it to the terminal."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    print(text)

@@ -19,3 +19,11 @@ def load_script(name: str) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def smoke_report(script: ModuleType, out: Path) -> str:
+    """The report ``script``'s CI smoke run writes to ``out``, which says it is one."""
+    assert script.main(["--smoke", "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "Smoke run (CI)" in text
+    return text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scripts_under_test import load_script
+from tests.scripts_under_test import load_script, smoke_report
 
 
 @pytest.fixture(scope="module")
@@ -23,10 +23,7 @@ def test_the_report_pairs_the_two_settings_round_by_round(script):
 
 
 def test_smoke_run_times_real_commands(script, tmp_path):
-    out = tmp_path / "cli.md"
-    assert script.main(["--smoke", "--out", str(out)]) == 0
-    text = out.read_text()
-    assert "Smoke run (CI)" in text
+    text = smoke_report(script, tmp_path / "cli.md")
     row = next(line for line in text.splitlines() if line.startswith("| ") and " at " in line)
     asked, remembered = (float(c) for c in row.split("|")[1:3])
     assert asked > 0 and remembered > 0

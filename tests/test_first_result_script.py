@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scripts_under_test import load_script
+from tests.scripts_under_test import load_script, smoke_report
 
 
 @pytest.fixture(scope="module")
@@ -35,10 +35,7 @@ def test_the_report_pairs_each_run_with_its_twins_of_the_other_settings(script):
 
 
 def test_smoke_run_measures_real_first_batches(script, tmp_path):
-    out = tmp_path / "first.md"
-    assert script.main(["--smoke", "--out", str(out)]) == 0
-    text = out.read_text()
-    assert "Smoke run (CI)" in text
+    text = smoke_report(script, tmp_path / "first.md")
     rows = [line for line in text.splitlines() if line.startswith(("| xgb | 8 |", "| gga | 2 |"))]
     assert len(rows) == 2  # xgb's first batch is a whole batch, gga's its lead of 2
     seconds = [float(cell) for row in rows for cell in row.split("|")[3:6]]

@@ -1,4 +1,4 @@
-"""scripts/machine.py: the header every result file starts with."""
+"""scripts/machine.py: the header every result file starts with, and writing the file."""
 
 from __future__ import annotations
 
@@ -16,3 +16,9 @@ def test_the_header_names_the_thread_count_the_measurer_times_with(monkeypatch: 
                                        "with TVM_NUM_THREADS=2, one thread per core")
     header = machine.machine_header()
     assert "TVM_NUM_THREADS unset here" in header and "apache-tvm" in header
+
+
+def test_a_report_is_written_into_a_new_folder_and_echoed(tmp_path, capsys):
+    out = tmp_path / "results" / "new" / "report.md"
+    load_script("machine").write_report(out, "# Report\n")
+    assert out.read_text() == "# Report\n" and "# Report" in capsys.readouterr().out
