@@ -33,12 +33,20 @@ def cache_path() -> Path:
     return Path(base) / "orchestrator" / "host-cpu.json"
 
 
-def fingerprint() -> str | None:
-    """A hash of what the answer depends on, or None where the CPU cannot be read (then
-    nothing is remembered)."""
+def read_cpuinfo() -> str | None:
+    """The text of ``/proc/cpuinfo``; None where it cannot be read."""
     try:
-        text = CPUINFO.read_text()
+        return CPUINFO.read_text()
     except OSError:
+        return None
+
+
+def fingerprint(cpuinfo: str | None = None) -> str | None:
+    """A hash of what the answer depends on (``cpuinfo``: the text of /proc/cpuinfo,
+    read here if not given), or None where the CPU cannot be read (then nothing is
+    remembered)."""
+    text = cpuinfo if cpuinfo is not None else read_cpuinfo()
+    if text is None:
         return None
     first = text.split("\n\n", 1)[0]
     fields = {}
@@ -67,10 +75,10 @@ def ask_tvm() -> tuple[str, str]:
     return str(detected.get("mcpu") or "generic"), str(detected.get("mtriple") or "")
 
 
-def llvm_host() -> tuple[str, str]:
+def llvm_host(cpuinfo: str | None = None) -> tuple[str, str]:
     """(mcpu, mtriple) of this machine: remembered if the fingerprint matches, else asked
-    of TVM and remembered."""
-    key = fingerprint()
+    of TVM and remembered (``cpuinfo`` as for :func:`fingerprint`)."""
+    key = fingerprint(cpuinfo)
     path = cache_path()
     if key is not None:
         try:

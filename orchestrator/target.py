@@ -94,28 +94,22 @@ def freeze_tvm_json(tvm_json: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in tvm_json.items()))
 
 
-def _cpu_flags() -> set[str]:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return set()
-    m = re.search(r"^(flags|Features)\s*:\s*(.*)$", text, re.M)
+def _cpu_flags(cpuinfo: str | None) -> set[str]:
+    m = re.search(r"^(flags|Features)\s*:\s*(.*)$", cpuinfo or "", re.M)
     return set(m.group(2).split()) if m else set()
 
 
-def _clock_ghz() -> float:
-    for path in ("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq",):
-        try:
-            return int(Path(path).read_text()) / 1e6
-        except (OSError, ValueError):
-            pass
+CPU_MAX_FREQ = Path("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
+
+
+def _clock_ghz(cpuinfo: str | None) -> float:
+    """The maximum clock from sysfs, else the current one /proc/cpuinfo gives, else 2.5."""
     try:
-        m = re.search(r"^cpu MHz\s*:\s*([\d.]+)", Path("/proc/cpuinfo").read_text(), re.M)
-        if m:
-            return float(m.group(1)) / 1000
-    except OSError:
+        return int(CPU_MAX_FREQ.read_text()) / 1e6
+    except (OSError, ValueError):
         pass
-    return 2.5
+    m = re.search(r"^cpu MHz\s*:\s*([\d.]+)", cpuinfo or "", re.M)
+    return float(m.group(1)) / 1000 if m else 2.5
 
 
 CACHE_DIR = Path("/sys/devices/system/cpu/cpu0/cache")
@@ -156,11 +150,12 @@ def cpu_cores() -> int:
 def detect_host() -> TargetInfo:
     """Describe the host CPU, with the ``mcpu`` LLVM knows it by (asked of TVM once per
     machine and TVM version: ``orchestrator.host_cpu``)."""
-    from orchestrator.host_cpu import llvm_host
+    from orchestrator.host_cpu import llvm_host, read_cpuinfo
 
-    mcpu, mtriple = llvm_host()
+    cpuinfo = read_cpuinfo()  # once: the flags, the clock and LLVM's fingerprint read it
+    mcpu, mtriple = llvm_host(cpuinfo)
     cores = cpu_cores()
-    flags = _cpu_flags()
+    flags = _cpu_flags(cpuinfo)
     if "avx512f" in flags:
         simd, family = 512, ("znver4" if mcpu.startswith("znver") else "avx512")
     elif "avx2" in flags:
@@ -170,7 +165,7 @@ def detect_host() -> TargetInfo:
     else:
         simd, family = 128, "sse"
     fma = "fma" in flags or family == "neon"
-    clock = _clock_ghz()
+    clock = _clock_ghz(cpuinfo)
     (l1_bytes, l1_ways), (l2_bytes, l2_ways) = _cache_level(1), _cache_level(2)
     tvm_json: dict[str, Any] = {"kind": "llvm", "mcpu": mcpu, "num-cores": cores}
     if mtriple:

@@ -41,3 +41,27 @@ def test_with_cores_changes_the_cores_and_the_tvm_target_alike():
     assert two.cores == 2 and dict(two.tvm).get("num-cores", 2) == 2
     host = replace(TOY_TARGET, tvm=(*TOY_TARGET.tvm, ("num-cores", 8)), cores=8)
     assert dict(host.with_cores(1).tvm)["num-cores"] == 1 and host.with_cores(1).cores == 1
+
+
+def test_the_host_is_described_from_one_reading_of_cpuinfo(tmp_path, monkeypatch):
+    import orchestrator.host_cpu as host_cpu
+
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nvendor_id\t: GenuineIntel\ncpu MHz\t\t: 3000.0\n"
+                    "flags\t\t: fpu avx2 fma\n")
+    reads: list[int] = []
+    read = host_cpu.read_cpuinfo
+
+    def counted() -> str | None:
+        reads.append(1)
+        return read()
+
+    monkeypatch.setattr(host_cpu, "CPUINFO", info)
+    monkeypatch.setattr(host_cpu, "read_cpuinfo", counted)
+    monkeypatch.setattr(host_cpu, "ask_tvm", lambda: ("cpu-a", ""))
+    monkeypatch.setattr(target_mod, "CPU_MAX_FREQ", tmp_path / "no-cpufreq")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    host = target_mod.detect_host()
+    assert len(reads) == 1
+    assert (host.simd_bits, host.fma, host.arch, host.clock_ghz) == (256, True, "cpu-a", 3.0)
+    assert target_mod._cpu_flags(None) == set() and target_mod._clock_ghz(None) == 2.5
