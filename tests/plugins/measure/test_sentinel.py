@@ -191,18 +191,17 @@ def test_a_runner_given_a_target_builds_its_sentinel_before_it_is_ready(
 
     monkeypatch.setenv(worker.SENTINEL_ENV, json.dumps(target.to_dict()))
     handler = RunHandler()
-    key = json.dumps(target.to_dict(), sort_keys=True)
-    built, why = handler._sentinels[key]
+    monkeypatch.setattr(worker, "Sentinel", _never_built)  # a second build would fail
+    built, why = handler._sentinel(target.to_dict())
     assert isinstance(built, Sentinel) and why == "" and len(built.recent) == 5
     m = LocalMeasurer(guard=0.25, repeat=2, min_repeat_ms=1)
-    monkeypatch.setattr(worker, "Sentinel", _never_built)  # a second build would fail
     # the early sentinel is the one asked; scripted fast, so a busy CI box cannot retime
     looks: list[float] = []
     monkeypatch.setattr(built, "time", lambda: looks.append(FAST) or FAST)
     monkeypatch.setattr(built, "usual", lambda: FAST)
     reply = handler.handle(_run_request(m, target, tmp_path))
     assert reply["status"] == "ok" and reply["retimed"] == 0 and "guard_error" not in reply
-    assert looks and handler._sentinels[key][0] is built
+    assert looks and handler._sentinel(target.to_dict())[0] is built
 
 
 def _never_built(*args: object) -> None:
