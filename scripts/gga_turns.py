@@ -465,6 +465,30 @@ def targets_table(results: Sequence[TurnsResult]) -> list[str]:
     return lines
 
 
+def history_lines(exp: rg.Experiment) -> list[str]:
+    """What the base database holds of the history layers on this target: the history gga
+    is seeded from (a layer left out sees the others')."""
+    if not exp.db.exists():
+        return []
+    base = HistoryStore.open(exp.db, create=False)
+    try:
+        target_id = base.find_target(exp.target)
+        counts = {}
+        for t in exp.history_layers:
+            task_id = base.find_task(t)
+            if task_id is not None and target_id is not None:
+                counts[t.name or t.key_hash] = len(base.results(task_id, target_id, ok_only=True))
+    finally:
+        base.close()
+    if not counts:
+        return []
+    low, high = min(counts.values()), max(counts.values())
+    each = f"{low}" if low == high else f"{low}–{high}"
+    return [f"History (`--db {exp.db}`): {sum(counts.values())} successful measurements of "
+            f"{len(counts)} layers on this target, {each} per layer; each layer left out is "
+            "seeded with the other layers' measurements.", ""]
+
+
 def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, command: str) -> Path:
     lines = ["# GGA leave-one-out, searchers taking turns on the machine", "", header, "",
              f"Command: `{command}`", "",
@@ -488,6 +512,7 @@ def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, comm
                   "own clock, and a config counts towards best-so-far only by the median of "
                   "those later timings, not by the timing that picked it. Re-timings are not "
                   "trials; their seconds are in the clocks.", ""]
+    lines += history_lines(exp)
     when = measured_period(results)
     if when:
         lines += [f"Measured from {when[0]} to {when[1]} UTC.", ""]

@@ -191,6 +191,20 @@ def test_a_variant_takes_its_turn_after_the_three_and_gets_its_own_table(tmp_pat
     assert "| r18_l4ds | gga-refresh | 16 |" in text and "Budgets: xgb 16, gga 16, ga 16, gga-refresh 16" in text
 
 
+def test_the_report_says_what_history_the_base_database_holds(tmp_path):
+    rg, exp = _with_variant(tmp_path, "gga-refresh", {"refresh": 1})
+    gt = load_script("gga_turns")
+    base = HistoryStore.open(exp.db, create=False)
+    per_layer = [len(base.results(base.find_task(t), base.find_target(exp.target), ok_only=True))
+                 for t in exp.history_layers]
+    base.close()
+    assert per_layer[0] > 0 and per_layer[1] > 0
+    (line,) = [x for x in gt.history_lines(exp) if x]
+    assert line.startswith(f"History (`--db {exp.db}`): {sum(per_layer)} successful measurements "
+                           "of 2 layers on this target")
+    assert gt.history_lines(dataclasses.replace(exp, db=tmp_path / "absent.db")) == []
+
+
 def test_remeasure_times_every_runs_best_again_side_by_side_and_reports_the_ratios(tmp_path):
     rg = load_script("reproduce_gga")
     gt = load_script("gga_turns")
