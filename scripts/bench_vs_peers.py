@@ -24,7 +24,6 @@ import datetime as _dt
 import json
 import os
 import platform
-import re
 import statistics
 import sys
 import tempfile
@@ -54,7 +53,7 @@ os.environ.setdefault("TVM_NUM_THREADS", str(_threads()))
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # ms_builder
 
-from machine import write_report  # noqa: E402
+from machine import cpu_model, write_report  # noqa: E402
 from orchestrator.task import Task  # noqa: E402
 
 
@@ -234,13 +233,7 @@ def ours_module(task: Task, target: Any, trials: int, db_path: str) -> tuple[Any
 # -- report --------------------------------------------------------------------------
 
 def machine_line() -> str:
-    model = "unknown CPU"
-    try:
-        m = re.search(r"^model name\s*:\s*(.+)$", Path("/proc/cpuinfo").read_text(), re.M)
-        model = m.group(1).strip() if m else model
-    except OSError:
-        pass
-    return f"{model}, {_threads()} cores available ({platform.machine()})"
+    return f"{cpu_model()}, {_threads()} cores available ({platform.machine()})"
 
 
 def render(rows: list[tuple[Task, list[Entry]]], trials: int, ms_trials: int,
