@@ -473,7 +473,7 @@ def history_lines(exp: rg.Experiment) -> list[str]:
     base = HistoryStore.open(exp.db, create=False)
     try:
         target_id = base.find_target(exp.target)
-        counts = {}
+        counts: dict[str, int] = {}
         for t in exp.history_layers:
             task_id = base.find_task(t)
             if task_id is not None and target_id is not None:
@@ -486,7 +486,8 @@ def history_lines(exp: rg.Experiment) -> list[str]:
     each = f"{low}" if low == high else f"{low}–{high}"
     return [f"History (`--db {exp.db}`): {sum(counts.values())} successful measurements of "
             f"{len(counts)} layers on this target, {each} per layer; each layer left out is "
-            "seeded with the other layers' measurements.", ""]
+            "seeded with the other layers' measurements"
+            + (", its pruned variant with every layer's." if exp.pruned else "."), ""]
 
 
 def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, command: str) -> Path:

@@ -203,6 +203,9 @@ def test_the_report_says_what_history_the_base_database_holds(tmp_path):
     assert line.startswith(f"History (`--db {exp.db}`): {sum(per_layer)} successful measurements "
                            "of 2 layers on this target")
     assert gt.history_lines(dataclasses.replace(exp, db=tmp_path / "absent.db")) == []
+    (pruned,) = [x for x in gt.history_lines(dataclasses.replace(exp, pruned=True)) if x]
+    assert line.endswith("the other layers' measurements.")
+    assert pruned.endswith("the other layers' measurements, its pruned variant with every layer's.")
 
 
 def test_remeasure_times_every_runs_best_again_side_by_side_and_reports_the_ratios(tmp_path):
