@@ -293,6 +293,22 @@ def interleave_tasks(scored: Sequence[ScoredRecord]) -> list[ScoredRecord]:
     return out
 
 
+def kin_first(scored: Sequence[ScoredRecord], task: Task) -> list[ScoredRecord]:
+    """``scored`` with the records of tasks of ``task``'s structure (for a convolution: the
+    same kernel size, stride and dilation; see ``Operator.structure``) first, each part
+    in its order. The match score (eq. 1) only compares the split knobs' loop extents,
+    which a 1x1 and a 3x3 convolution of the same channels and image share."""
+    mine = task.structure
+    kin: dict[str, bool] = {}
+
+    def is_kin(rec: ScoredRecord) -> bool:
+        if rec.task.key not in kin:
+            kin[rec.task.key] = rec.task.structure == mine
+        return kin[rec.task.key]
+
+    return [r for r in scored if is_kin(r)] + [r for r in scored if not is_kin(r)]
+
+
 def iter_candidates(scored: Iterable[ScoredRecord], space: Space,
                     skip: Iterable[str] = ()) -> Iterator[tuple[Config, ScoredRecord]]:
     """Distinct adapted configs valid in ``space``, lazily, in ``scored`` order (the

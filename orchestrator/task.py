@@ -47,6 +47,12 @@ class Task:
         return dict(self.shape)
 
     @property
+    def structure(self) -> tuple[tuple[str, int], ...]:
+        """The operator's structure parameters of this task (kernel size, stride, ...)."""
+        p = self.params
+        return tuple((k, p[k]) for k in self.operator.structure if k in p)
+
+    @property
     def key(self) -> str:
         return canonical_json(
             {"op": self.op, "shape": self.params, "dtype": self.dtype, "layout": self.layout}

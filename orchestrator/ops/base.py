@@ -28,6 +28,9 @@ class Operator(ABC):
     example: str
     # The name of the s_tir block that does the main computation.
     main_block: str
+    # Shape parameters that no loop extent carries but that change the loop nest's form
+    # (a kernel's size, a stride): tuned configs transfer best between tasks equal in them.
+    structure: tuple[str, ...] = ()
 
     def normalize(self, raw: Mapping[str, Any]) -> dict[str, int]:
         """Validate shape parameters and fill defaults; raise InvalidTaskError otherwise."""

@@ -26,6 +26,7 @@ class Conv2d(Operator):
     defaults = {"stride": 1, "pad": 0, "dilation": 1}
     example = "N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1"
     main_block = "conv2d_nchw"
+    structure = ("R", "S", "stride", "dilation")
 
     def check(self, p: Mapping[str, int]) -> None:
         self.positive(p, (*self.required, "stride", "dilation"))

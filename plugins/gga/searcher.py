@@ -14,6 +14,7 @@ from history.similarity import (
     candidate_configs,
     interleave_tasks,
     iter_candidates,
+    kin_first,
     rank_history,
     repair,
 )
@@ -38,7 +39,7 @@ log = logging.getLogger(__name__)
 # Breeding attempts per wanted child before the generation is filled another way.
 _ATTEMPTS_PER_CHILD = 30
 _MAX_SAMPLE_MISSES = 500
-SEEDINGS = ("metric", "tasks")
+SEEDINGS = ("metric", "tasks", "kin")
 
 
 def performance(result: MeasureResult) -> float:
@@ -76,7 +77,10 @@ class GuidedGA:
     (``metric``: the candidates with the best filtering metric, as in the paper;
     ``tasks``: the best candidate of each earlier task in turn, tasks ordered by their
     best metric, so that one task whose records all score highest does not supply
-    every seed), ``refit`` (False: an expertise mutation of a split knob only takes a
+    every seed; ``kin``: the candidates of tasks with this task's structure, such as
+    a convolution's kernel size and stride, first, each part by filtering metric; the
+    match score cannot tell them apart, see ``history.similarity.kin_first``. Not in
+    the paper), ``refit`` (False: an expertise mutation of a split knob only takes a
     factor that divides the extent beside the other inner factors; True: it may take any
     such factor, and the other inner factors are refitted around it, see
     ``operators.refit_split``), ``refresh`` (0: off; N: after N generations in a row
@@ -186,6 +190,8 @@ class GuidedGA:
         self._stalled = 0
         if self.seeding == "tasks":
             scored = interleave_tasks(scored)
+        elif self.seeding == "kin":
+            scored = kin_first(scored, self.space.task)
         self._screen = (ChildScreen(self.space, scored, context.seed)
                         if self.screen and scored else None)
         n_cands = want - n_probe

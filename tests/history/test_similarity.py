@@ -11,12 +11,14 @@ from typer.testing import CliRunner
 
 from history import cli_similar
 from history.similarity import (
+    ScoredRecord,
     adapt_config,
     adapt_split,
     best_match_score,
     candidate_configs,
     filtering_metric,
     interleave_tasks,
+    kin_first,
     knob_match,
     knob_utilization,
     match_score,
@@ -28,6 +30,7 @@ from history.similarity import (
 from history.store import HistoryStore
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import ChoiceKnob, Config, Space, SplitKnob
+from orchestrator.task import Task
 from orchestrator.testing import TOY_TASK, toy_latency, toy_space
 from orchestrator.testing.conformance import TOY_TARGET
 from tests.plugins.gga.fake_history import FAR, NEAR, dense, toy_history
@@ -148,6 +151,21 @@ def test_interleave_tasks_takes_each_tasks_records_in_turn_keeping_their_order()
         own = [r for r in mixed if r.task == task]
         assert own == [r for r in ranked if r.task == task]
     assert interleave_tasks([]) == []
+
+
+def test_kin_first_puts_tasks_of_the_same_kernel_and_stride_first_keeping_the_order():
+    def conv(c: int, r: int, stride: int) -> Task:
+        return Task.create("conv2d", {"N": 1, "C": c, "H": 14, "W": 14, "K": 64, "R": r, "S": r,
+                                      "stride": stride, "pad": r // 2})
+
+    me = conv(64, 1, 2)
+    assert me.structure == (("R", 1), ("S", 1), ("stride", 2), ("dilation", 1))
+    tasks = [conv(32, 3, 2), conv(128, 1, 2), conv(32, 1, 1), conv(16, 1, 2)]
+    result = MeasureResult(RECORD, MeasureStatus.OK, (1e-3,))
+    scored = [ScoredRecord(t, result, 10.0 - i, 1.0, 1.0, 10.0 - i) for i, t in enumerate(tasks)]
+    assert [r.task for r in kin_first(scored, me)] == [tasks[1], tasks[3], tasks[0], tasks[2]]
+    assert kin_first(scored, conv(8, 5, 1)) == scored  # no kin: the order is the metric's
+    assert dense(8, 8, 8).structure == ()  # dense has no structure: every dense task is kin
 
 
 def test_split_extents_lists_split_knobs_only():

@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from history.similarity import candidate_configs, interleave_tasks, rank_history
+from history.similarity import candidate_configs, interleave_tasks, kin_first, rank_history
+from orchestrator.components import SearchContext
 from orchestrator.errors import OrchestratorError
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import ChoiceKnob, Config, SplitKnob, divisors
@@ -25,7 +26,8 @@ from plugins.gga.operators import (
 )
 from plugins.gga.screen import ChildScreen
 from plugins.gga.searcher import GuidedGA, performance
-from tests.plugins.gga.fake_history import FAR, NEAR, context, toy_history
+from orchestrator.task import Task
+from tests.plugins.gga.fake_history import FAR, NEAR, FakeHistory, context, toy_history
 
 
 class TestGGAConformance(SearcherConformance):
@@ -155,8 +157,41 @@ def test_seeding_by_tasks_takes_the_best_candidate_of_each_task_in_turn():
     assert [c.key for c in first] != [c.key for c in by_metric]
 
 
+def _conv(name: str, r: int, stride: int, c: int = 64) -> Task:
+    return Task.create("conv2d", {"N": 1, "C": c, "H": 28, "W": 28, "K": 128, "R": r, "S": r,
+                                  "stride": stride, "pad": r // 2}, name=name)
+
+
+def test_seeding_by_kin_takes_the_candidates_of_tasks_of_the_same_kernel_and_stride_first():
+    from tests.plugins.gga.test_reproduce_script import conv_latency, conv_space
+
+    me, k1, k3 = _conv("in", 1, 2), _conv("k1", 1, 2, c=32), _conv("k3", 3, 2)
+    rng = random.Random(0)
+
+    def results(task: Task, speed: float) -> list[MeasureResult]:
+        space = conv_space(task)
+        return [MeasureResult(c, MeasureStatus.OK, (conv_latency(task, c) / speed,))
+                for c in (space.sample(rng) for _ in range(20))]
+
+    # the 3x3 task's records run twice as fast: by metric alone they come first
+    history = FakeHistory({k3: results(k3, 2.0), k1: results(k1, 1.0)})
+    space = conv_space(me)
+    ranked = rank_history(history, space, TOY_TARGET)
+    assert ranked[0].task == k3
+    picks = {}
+    for seeding in ("metric", "kin"):
+        s = GuidedGA(probe=0, population=4, elite=2, seeding=seeding)
+        s.start(SearchContext(me, TOY_TARGET, space, 0, None, (), history=history))
+        picks[seeding] = [c.key for c in _drain(s, 4)]
+    kin = candidate_configs(kin_first(ranked, me), space, 4)
+    assert picks["kin"] == [c.key for c, _ in kin]
+    assert {rec.task for _, rec in kin} == {k1}  # 20 records of k1: all four seeds from it
+    assert picks["metric"] == [c.key for c, _ in candidate_configs(ranked, space, 4)]
+    assert picks["metric"] != picks["kin"]
+
+
 def test_unknown_seeding_is_a_one_line_error():
-    with pytest.raises(OrchestratorError, match="seeding must be one of metric, tasks"):
+    with pytest.raises(OrchestratorError, match="seeding must be one of metric, tasks, kin"):
         GuidedGA(seeding="random")
 
 
