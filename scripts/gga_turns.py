@@ -377,6 +377,33 @@ def measured_period(results: Sequence[TurnsResult]) -> tuple[str, str] | None:
     return min(p[0] for p in periods), max(p[1] for p in periods)
 
 
+def apart_lines(results: Sequence[TurnsResult]) -> list[str]:
+    """A paragraph naming the runs measured wholly before or after their layer's xgb run
+    (a run added to finished turns later): they did not take turns with it."""
+    apart = []
+    for r in results:
+        ref = r.curves.get(rg.REFERENCE)
+        if ref is None or not ref.period:
+            continue
+        for name, c in r.curves.items():
+            if name != rg.REFERENCE and c.period and (c.period[0] > ref.period[1]
+                                                      or c.period[1] < ref.period[0]):
+                apart.append(f"{r.task.name} {name} ({_hm(c.period)}; xgb {_hm(ref.period)})")
+    if not apart:
+        return []
+    return ["Not in turns: these runs were measured wholly before or after their layer's xgb "
+            "run (added to finished turns later), so their own seconds and xgb's come from "
+            "different spells of a machine whose speed drifts, and their speed-ups below are "
+            "not side by side. The timings side by side (`--remeasure`, `--deployed`) compare "
+            "them in one spell: " + "; ".join(apart) + ".", ""]
+
+
+def _hm(period: tuple[str, str]) -> str:
+    """``2026-11-27 05:03–05:08 UTC`` from two ISO times."""
+    a, b = (t.replace("T", " ")[:16] for t in period)
+    return f"{a}–{b[11:] if a[:10] == b[:10] else b} UTC"
+
+
 def confirm_section(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[str]:
     """With ``--confirm``: each run's re-timings, and how far its fastest first timing sits
     above its confirmed best (the winner's curse that confirming removes)."""
@@ -517,6 +544,7 @@ def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, comm
     when = measured_period(results)
     if when:
         lines += [f"Measured from {when[0]} to {when[1]} UTC.", ""]
+    lines += apart_lines(results)
     lines += ["| layer | match | searcher | trials | best GFLOPS | / xgb | trials to 95% | "
               "own seconds to 95% | own seconds in all |", "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
@@ -542,8 +570,8 @@ def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, comm
     found = [(r, d) for r in results if (d := deployed(exp, r)) is not None]
     lines += deployed_section(found)
     if exp.extra:
-        lines += ["Variants, taking their turns beside the three above (seconds to 95% of "
-                  "xgb's best; speed-ups as for gga):", "",
+        lines += ["Variants, taking their turns beside the three above unless named under "
+                  "\"Not in turns\" (seconds to 95% of xgb's best; speed-ups as for gga):", "",
                   "| layer | variant | trials | own seconds to 95% | vs xgb | vs ga | vs gga | "
                   "final / xgb | final / gga |", "|---|---|---|---|---|---|---|---|---|"]
         for r in results:

@@ -460,3 +460,21 @@ def test_the_deployed_curve_is_the_speed_of_the_config_reported_after_each_trial
     assert d.reach("gga") == (2, 2) and d.reach("xgb") == (2, 2)  # 25 >= 0.95 x 26
     speed.pop(c.key)  # a reported config not timed again: no deployed view
     assert gt.deployed(SimpleNamespace(work=tmp_path), res) is None
+
+
+def test_runs_measured_apart_from_their_layers_xgb_run_are_named():
+    rg = load_script("reproduce_gga")
+    gt = load_script("gga_turns")
+    task = {t.name: t for t in rg.resnet_layers()}["r18_l4"]
+
+    def curve(start: str, end: str):
+        return rg.Curve((1.0,), (1.0,), (f"2026-11-27T{start}:00", f"2026-11-27T{end}:00"))
+
+    together = gt.TurnsResult(task, 1.0, {"xgb": curve("01:10", "01:30"),
+                                          "gga": curve("01:11", "01:29")})
+    assert gt.apart_lines([together]) == []
+    later = gt.TurnsResult(task, 1.0, {**together.curves, "gga-kin": curve("05:03", "05:08"),
+                                       "before": curve("00:10", "00:20")})
+    text = " ".join(gt.apart_lines([together, later]))
+    assert "r18_l4 gga-kin (2026-11-27 05:03–05:08 UTC; xgb 2026-11-27 01:10–01:30 UTC)" in text
+    assert "r18_l4 before (" in text and "r18_l4 gga (" not in text
