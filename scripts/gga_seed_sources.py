@@ -22,6 +22,7 @@ without measuring.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import shlex
 import sys
@@ -64,6 +65,7 @@ class LayerSources:
     sources: tuple[Source, ...]
     ratios: dict[str, PairedRatio]  # source task key -> its candidate over the own best
     gflops: dict[str, float]  # source task key -> its candidate's median GFLOPS here
+    measured_at: str = ""  # when the timings were finished (UTC, ISO)
 
 
 def kernel(task: Task) -> str:
@@ -92,8 +94,10 @@ def _own_best(store: HistoryStore, task: Task, exp: rg.Experiment) -> MeasureRes
     return min(ok, key=lambda r: r.latency, default=None)
 
 
-def _timings(path: Path, configs: Sequence[Config], rounds: int) -> dict[str, list[float | None]] | None:
-    """The kept timings of ``configs`` at ``path`` if they cover ``rounds`` rounds."""
+def _timings(path: Path, configs: Sequence[Config], rounds: int
+             ) -> tuple[dict[str, list[float | None]], str] | None:
+    """The kept timings of ``configs`` at ``path``, and when they were finished, if they
+    cover ``rounds`` rounds."""
     if not path.exists():
         return None
     try:
@@ -103,7 +107,7 @@ def _timings(path: Path, configs: Sequence[Config], rounds: int) -> dict[str, li
     got = kept.get("latencies", {})
     if kept.get("rounds", 0) < rounds or any(c.key not in got for c in configs):
         return None
-    return {c.key: got[c.key][:rounds] for c in configs}
+    return {c.key: got[c.key][:rounds] for c in configs}, str(kept.get("measured_at", ""))
 
 
 def measure_layer(exp: rg.Experiment, task: Task, rounds: int) -> LayerSources | None:
@@ -122,8 +126,10 @@ def measure_layer(exp: rg.Experiment, task: Task, rounds: int) -> LayerSources |
         return None
     configs = [own.config, *(s.config for s in found)]
     path = exp.out / "data" / f"{task.name or task.key_hash}.json"
-    lat = _timings(path, configs, rounds)
-    if lat is None:
+    kept = _timings(path, configs, rounds)
+    if kept is not None:
+        lat, when = kept
+    else:
         exp.log(f"{task.name}: its best and {len(found)} sources' candidates, {rounds} rounds "
                 "side by side")
         measurer = exp.plugins.create("measurer", exp.measurer, **exp.measurer_options)
@@ -132,8 +138,9 @@ def measure_layer(exp: rg.Experiment, task: Task, rounds: int) -> LayerSources |
         finally:
             measurer.close()
         lat = {k: [r.latency if r.ok else None for r in rs] for k, rs in got.items()}
+        when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"task": task.to_dict(), "rounds": rounds,
+        path.write_text(json.dumps({"task": task.to_dict(), "rounds": rounds, "measured_at": when,
                                     "latencies": lat}, indent=1))
     ref = lat[own.config.key]
     ratios: dict[str, PairedRatio] = {}
@@ -143,7 +150,8 @@ def measure_layer(exp: rg.Experiment, task: Task, rounds: int) -> LayerSources |
         if p is not None:
             ratios[s.task.key] = p
         gflops[s.task.key] = _median_gflops(task, lat[s.config.key])
-    return LayerSources(task, own.config, _median_gflops(task, ref), tuple(found), ratios, gflops)
+    return LayerSources(task, own.config, _median_gflops(task, ref), tuple(found), ratios, gflops,
+                        when)
 
 
 def _median_gflops(task: Task, latencies: Sequence[float | None]) -> float:
@@ -184,6 +192,24 @@ def summary_row(ls: LayerSources) -> tuple[str, dict[str, bool]]:
             f"| {cell(best)} | {cell(kin[0] if kin else None)} |"), counts
 
 
+def kernel_pairs(layers: Sequence[LayerSources]) -> list[str]:
+    """Markdown rows: for each (source kernel, left-out kernel) pair, how many candidates
+    and the median, lowest and highest of their ratios over the own best."""
+    groups: dict[tuple[str, str], list[float]] = {}
+    for ls in layers:
+        for s in ls.sources:
+            if s.task.key in ls.ratios:
+                groups.setdefault((kernel(s.task), kernel(ls.task)), []).append(
+                    ls.ratios[s.task.key].median)
+    rows = []
+    for (src, dst), xs in sorted(groups.items()):
+        xs.sort()
+        mid = xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+        rows.append(f"| {src or '-'} | {dst or '-'} | {len(xs)} | {mid:.3f} | {xs[0]:.3f} "
+                    f"| {xs[-1]:.3f} | {sum(x >= NEAR for x in xs)} |")
+    return rows
+
+
 def report(exp: rg.Experiment, layers: Sequence[LayerSources], rounds: int, header: str,
            command: str) -> Path:
     lines = ["# gga's seed sources: each history layer's first candidate on a left-out layer",
@@ -195,6 +221,10 @@ def report(exp: rg.Experiment, layers: Sequence[LayerSources], rounds: int, head
              "\"place\" is where gga's candidate order puts it (the first generation takes "
              "places 1 to 8 with the default probe share); \"over own best\" is the median "
              "of the per-round speed ratios [interval].", ""]
+    times = sorted(ls.measured_at for ls in layers if ls.measured_at)
+    if times:
+        lines += [f"Timings finished from {times[0]} to {times[-1]} UTC (each layer's "
+                  "timings side by side take a minute or less).", ""]
     if not layers:
         lines += ["No layer had an own best to compare with.", ""]
     else:
@@ -214,6 +244,10 @@ def report(exp: rg.Experiment, layers: Sequence[LayerSources], rounds: int, head
                   f"{totals.get('has kin', 0)} with such a source); some source runs at >= "
                   f"{NEAR:.2f} of the own best (median) on {totals.get('near', 0)}, gga's first "
                   f"candidate on {totals.get('first near', 0)}.", "",
+                  "By kernel and stride, source to left-out layer (each candidate's median "
+                  "ratio over the own best):", "",
+                  "| source | left out | candidates | median | lowest | highest | "
+                  f">= {NEAR:.2f} |", "|---|---|---|---|---|---|---|", *kernel_pairs(layers), "",
                   "Every source, layer by layer:", "",
                   "| left out | kernel | source | kernel | place | metric | source GFLOPS "
                   "(its own shape, in history) | GFLOPS here (median) | over own best |",

@@ -61,6 +61,8 @@ def test_sources_are_timed_beside_the_own_best_and_reported_then_read_back(tmp_p
     text = path.read_text()
     assert "| r18_l4ds | 1x1/2 | r18_l3ds | 1x1/2 |" in text
     assert "| r18_l4ds (1x1/2) |" in text and "Of 1 layers:" in text
+    pairs = {row.split(" | ")[0]: row for row in ss.kernel_pairs([ls])}
+    assert set(pairs) == {"| 1x1/2", "| 3x3/2"} and pairs["| 1x1/2"].startswith("| 1x1/2 | 1x1/2 | 1 |")
 
     def no_measuring(*args, **kwargs):
         raise AssertionError("measured again although the timings were kept")
@@ -84,3 +86,13 @@ def test_a_layer_without_its_own_best_is_skipped(tmp_path):
     assert "r18_l2" not in names
     assert ss.measure_layer(exp, layers["r18_l2"], 2) is None
     assert "No layer had an own best" in ss.report(exp, [], 2, "header", "cmd").read_text()
+
+
+def test_the_report_says_when_the_timings_were_taken(tmp_path):
+    ss, exp = _three_layers(tmp_path)
+    ls = ss.measure_layer(exp, exp.layers[0], 2)
+    assert ls is not None and ls.measured_at.startswith("20")
+    kept = ss.measure_layer(exp, exp.layers[0], 2)
+    assert kept is not None and kept.measured_at == ls.measured_at  # read back, not measured
+    text = ss.report(exp, [ls], 2, "header", "cmd").read_text()
+    assert f"Timings finished from {ls.measured_at} to {ls.measured_at} UTC" in text
