@@ -173,23 +173,27 @@ def summary_row(ls: LayerSources) -> tuple[str, dict[str, bool]]:
     """One layer's line of the summary table and what it counts towards."""
     ranked = sorted((s for s in ls.sources if s.task.key in ls.ratios),
                     key=lambda s: -ls.ratios[s.task.key].median)
-    if not ranked:
-        return f"| {ls.task.name} | {ls.own_gflops:.1f} | - | - | - | - |", {}
-    first = min(ranked, key=lambda s: s.position)
-    best = ranked[0]
-    kin = [s for s in ranked if kernel(s.task) and kernel(s.task) == kernel(ls.task)]
+    first = min(ls.sources, key=lambda s: s.position, default=None)  # gga's first pick
 
     def cell(s: Source | None) -> str:
-        return "-" if s is None else (f"{s.task.name} ({kernel(s.task)}, place {s.position}) "
-                                      f"{ls.ratios[s.task.key].median:.3f}")
+        if s is None:
+            return "-"
+        p = ls.ratios.get(s.task.key)
+        return (f"{s.task.name} ({kernel(s.task)}, place {s.position}) "
+                f"{f'{p.median:.3f}' if p else 'failed'}")
 
+    head = f"| {ls.task.name} ({kernel(ls.task)}) | {ls.own_gflops:.1f} | {cell(first)} "
+    if not ranked:
+        return head + "| - | - |", {}
+    best = ranked[0]
+    kin = [s for s in ranked if kernel(s.task) and kernel(s.task) == kernel(ls.task)]
+    first_ratio = ls.ratios.get(first.task.key) if first is not None else None
     counts = {"best is kin": bool(kin) and best in kin,
               "first is best": first is best,
               "near": ls.ratios[best.task.key].median >= NEAR,
-              "first near": ls.ratios[first.task.key].median >= NEAR,
+              "first near": first_ratio is not None and first_ratio.median >= NEAR,
               "has kin": bool(kin)}
-    return (f"| {ls.task.name} ({kernel(ls.task)}) | {ls.own_gflops:.1f} | {cell(first)} "
-            f"| {cell(best)} | {cell(kin[0] if kin else None)} |"), counts
+    return head + f"| {cell(best)} | {cell(kin[0] if kin else None)} |", counts
 
 
 def kernel_pairs(layers: Sequence[LayerSources]) -> list[str]:

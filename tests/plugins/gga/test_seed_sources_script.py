@@ -4,6 +4,8 @@ layer's own best, the report, and a second run that reads the kept timings."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from history.similarity import iter_candidates, rank_history
@@ -96,3 +98,17 @@ def test_the_report_says_when_the_timings_were_taken(tmp_path):
     assert kept is not None and kept.measured_at == ls.measured_at  # read back, not measured
     text = ss.report(exp, [ls], 2, "header", "cmd").read_text()
     assert f"Timings finished from {ls.measured_at} to {ls.measured_at} UTC" in text
+
+
+def test_a_failed_first_pick_is_shown_as_failed_not_replaced(tmp_path):
+    ss, exp = _three_layers(tmp_path)
+    ls = ss.measure_layer(exp, exp.layers[0], 2)
+    assert ls is not None
+    first = min(ls.sources, key=lambda s: s.position)
+    failed = dataclasses.replace(ls, ratios={k: v for k, v in ls.ratios.items()
+                                             if k != first.task.key})
+    row, counts = ss.summary_row(failed)
+    assert f"{first.task.name} (" in row and "failed" in row.split(" | ")[2]
+    assert row.count(" | ") == 4 and not counts["first is best"] and not counts["first near"]
+    none, nothing = ss.summary_row(dataclasses.replace(ls, ratios={}))
+    assert none.count(" | ") == 4 and nothing == {}
