@@ -25,6 +25,7 @@ import argparse
 import datetime
 import json
 import shlex
+import statistics
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -90,8 +91,8 @@ def sources(ranked: Sequence[ScoredRecord], space: Space) -> list[Source]:
 
 
 def _own_best(store: HistoryStore, task: Task, exp: rg.Experiment) -> MeasureResult | None:
-    ok = [r for r in store.reader().results(task, exp.target, ok_only=True) if r.ok]
-    return min(ok, key=lambda r: r.latency, default=None)
+    return min(store.reader().results(task, exp.target, ok_only=True),
+               key=lambda r: r.latency, default=None)
 
 
 def _timings(path: Path, configs: Sequence[Config], rounds: int
@@ -155,8 +156,8 @@ def measure_layer(exp: rg.Experiment, task: Task, rounds: int) -> LayerSources |
 
 
 def _median_gflops(task: Task, latencies: Sequence[float | None]) -> float:
-    ok = sorted(x for x in latencies if x)
-    return task.flops / ok[len(ok) // 2] / 1e9 if ok else 0.0
+    ok = [x for x in latencies if x]
+    return task.flops / statistics.median(ok) / 1e9 if ok else 0.0
 
 
 def layer_rows(ls: LayerSources) -> list[str]:
@@ -207,10 +208,8 @@ def kernel_pairs(layers: Sequence[LayerSources]) -> list[str]:
                     ls.ratios[s.task.key].median)
     rows = []
     for (src, dst), xs in sorted(groups.items()):
-        xs.sort()
-        mid = xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
-        rows.append(f"| {src or '-'} | {dst or '-'} | {len(xs)} | {mid:.3f} | {xs[0]:.3f} "
-                    f"| {xs[-1]:.3f} | {sum(x >= NEAR for x in xs)} |")
+        rows.append(f"| {src or '-'} | {dst or '-'} | {len(xs)} | {statistics.median(xs):.3f} "
+                    f"| {min(xs):.3f} | {max(xs):.3f} | {sum(x >= NEAR for x in xs)} |")
     return rows
 
 
