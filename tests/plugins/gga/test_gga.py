@@ -12,6 +12,7 @@ from orchestrator.components import SearchContext
 from orchestrator.errors import OrchestratorError
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import ChoiceKnob, Config, SplitKnob, divisors
+from orchestrator.task import Task
 from orchestrator.testing import SearcherConformance, toy_latency, toy_results, toy_space
 from orchestrator.testing.conformance import TOY_TARGET
 from orchestrator.testing.replay import ReplayMeasurer
@@ -26,7 +27,6 @@ from plugins.gga.operators import (
 )
 from plugins.gga.screen import ChildScreen
 from plugins.gga.searcher import GuidedGA, performance
-from orchestrator.task import Task
 from tests.plugins.gga.fake_history import FAR, NEAR, FakeHistory, context, toy_history
 
 
