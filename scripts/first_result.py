@@ -1,7 +1,9 @@
 """Seconds from ``tune()`` to a searcher's first measured batch, with the local measurer's
 workers started at the first batch (``off``), when the task starts (``on``: ``prestart``,
 the default) or kept from an earlier task (``kept``: a shared measurer, as the CLI keeps
-for every workload of a command but the first), side by side in rounds.
+for every workload of a command but the first), side by side in rounds. ``--settings
+late,on`` times instead the runner's sentinel compiled at its first timing (``late``:
+``early_sentinel=false``) against compiled when the runner starts (``on``).
 
 Issue 4's time targets are won or lost at the first batch: on most layers gga's first
 configs (the best of history) already reach 95% of xgb's best, so its seconds to the mark
@@ -14,6 +16,7 @@ seconds, and medians of per-pair ratios (same round, shape and searcher) with th
 distribution-free intervals (``scripts/paired.py``).
 
     python scripts/first_result.py --db /work/gga/base.db --rounds 5
+    python scripts/first_result.py --db /work/gga/base.db --rounds 7 --settings late,on
     python scripts/first_result.py --smoke          # CI: a small real run, own history
 """
 
@@ -51,8 +54,23 @@ SMOKE_HISTORY = {"N": 1, "C": 16, "H": 14, "W": 14, "K": 16, "R": 3, "S": 3, "st
 SMOKE_SHAPE = {"N": 1, "C": 24, "H": 14, "W": 14, "K": 16, "R": 3, "S": 3, "stride": 1, "pad": 1}
 BATCH = 8
 # Where the local measurer's workers come from: started by the first batch, started when
-# the task starts, kept from an earlier task.
+# the task starts, kept from an earlier task; or started when the task starts with the
+# runner's sentinel compiled at its first timing instead of when it starts.
 SETTINGS = ("off", "on", "kept")
+ALL_SETTINGS = (*SETTINGS, "late")
+MEASURER_OPTIONS = {"off": {"prestart": False}, "on": {}, "kept": {},
+                    "late": {"early_sentinel": False}}
+WHAT = {
+    "off": "`off`, started by the first batch (`prestart=false`)",
+    "on": "`on`, started when the task starts (`prepare`, the default), so that their TVM "
+          "import overlaps the searcher's start",
+    "kept": "`kept`, a measurer kept from an earlier task (`tune(shared_measurer=...)`), as "
+            "`orchestrator tune` keeps it for every workload of a command but the first: no "
+            "TVM import, the runner's sentinel already built",
+    "late": "`late`, started when the task starts but with the runner's contention-guard "
+            "sentinel compiled at its first timing (`early_sentinel=false`, as before the "
+            "runner compiled it when it starts)",
+}
 
 
 class _FirstBatch(Exception):
@@ -97,7 +115,7 @@ def first_result(task: Task, searcher: str, setting: str, history: Path, seed: i
     watch.t0 = time.perf_counter()
     try:
         tune(task, db=str(db), plugins=plugins, searcher=searcher, trials=BATCH,
-             batch_size=BATCH, seed=seed, measurer_options={"prestart": setting != "off"},
+             batch_size=BATCH, seed=seed, measurer_options=MEASURER_OPTIONS[setting],
              shared_measurer=kept if setting == "kept" else None)
     except _FirstBatch:
         pass
@@ -107,14 +125,14 @@ def first_result(task: Task, searcher: str, setting: str, history: Path, seed: i
 
 
 def measure(shapes: dict[str, dict[str, int]], searchers: list[str], rounds: int,
-            history: Path) -> list[Sample]:
+            history: Path, settings: tuple[str, ...] = SETTINGS) -> list[Sample]:
     samples = []
     with tempfile.TemporaryDirectory(prefix="first-result-") as d:
         scratch = Path(d)
-        kept = warm_measurer(scratch)
+        kept = warm_measurer(scratch) if "kept" in settings else None
         try:
             for r in range(rounds):
-                order = SETTINGS[r % len(SETTINGS):] + SETTINGS[:r % len(SETTINGS)]
+                order = settings[r % len(settings):] + settings[:r % len(settings)]
                 for name, shape in shapes.items():
                     task = Task.create("conv2d", {**shape, "dilation": 1}, name=name)
                     for searcher in searchers:
@@ -125,11 +143,14 @@ def measure(shapes: dict[str, dict[str, int]], searchers: list[str], rounds: int
                             print(f"round {r + 1}/{rounds} {name} {searcher} {setting}: "
                                   f"{seconds:.2f} s ({trials} trials)", flush=True)
         finally:
-            kept.close()
+            if kept is not None:
+                kept.close()
     return samples
 
 
-def report(samples: list[Sample], searchers: list[str], command: str, note: str = "") -> str:
+def report(samples: list[Sample], searchers: list[str], command: str, note: str = "",
+           settings: tuple[str, ...] = SETTINGS) -> str:
+    """The report; each setting in ``settings`` is over the next one (pairs of runs)."""
     seconds = {(s.round, s.shape, s.searcher, s.setting): s.seconds for s in samples}
     runs = sorted({(s.round, s.shape) for s in samples})
 
@@ -147,8 +168,11 @@ def report(samples: list[Sample], searchers: list[str], command: str, note: str 
 
     shapes = sorted({s.shape for s in samples})
     rounds = len({s.round for s in samples})
-    lines = ["# Seconds to the first result: workers started at the first batch, when the "
-             "task starts, or kept from an earlier task", "", machine_header(), "",
+    pairs = list(zip(settings, settings[1:]))
+    title = ("workers started at the first batch, when the task starts, or kept from an "
+             "earlier task" if settings == SETTINGS else
+             "settings " + ", ".join(f"`{x}`" for x in settings))
+    lines = [f"# Seconds to the first result: {title}", "", machine_header(), "",
              f"Command: `{command}`", ""]
     if note:
         lines += [note, ""]
@@ -157,38 +181,37 @@ def report(samples: list[Sample], searchers: list[str], command: str, note: str 
         "conv2d, see `SHAPES` in the script) on a fresh copy of the history database and "
         "stops at its first measured batch; seconds run from the `tune()` call (store, space, "
         "searcher start, workers, builds, timing). Where the local measurer's build and run "
-        "workers come from: `off`, started by the first batch (`prestart=false`); `on`, "
-        "started when the task starts (`prepare`, the default), so that their TVM import "
-        "overlaps the searcher's start; `kept`, a measurer kept from an earlier task "
-        "(`tune(shared_measurer=...)`), as `orchestrator tune` keeps it for every workload "
-        "of a command but the first: no TVM import, the runner's sentinel already built. "
+        f"workers come from: {'; '.join(WHAT[x] for x in settings)}. "
         f"{rounds} rounds; in each, every shape and searcher with every setting, the order "
         "of the settings rotated from round to round.", "",
-        "| searcher | first batch (trials) | median s, off | median s, on | median s, kept | "
-        "off / on [interval] | on / kept [interval] | pairs |",
-        "|---|---|---|---|---|---|---|---|"]
+        "| searcher | first batch (trials) | "
+        + " | ".join(f"median s, {x}" for x in settings) + " | "
+        + " | ".join(f"{a} / {b} [interval]" for a, b in pairs) + " | pairs |",
+        "|---|---|" + "---|" * (len(settings) + len(pairs)) + "---|"]
     for searcher in searchers:
-        off, on, kept = (column(searcher, setting) for setting in SETTINGS)
+        cols = {x: column(searcher, x) for x in settings}
         trials = sorted({s.trials for s in samples if s.searcher == searcher})
         lines.append(f"| {searcher} | {', '.join(map(str, trials))} | "
-                     f"{statistics.median(off):.2f} | {statistics.median(on):.2f} | "
-                     f"{statistics.median(kept):.2f} | {over(off, on)} | {over(on, kept)} | "
-                     f"{len(runs)} |")
+                     + " | ".join(f"{statistics.median(cols[x]):.2f}" for x in settings) + " | "
+                     + " | ".join(over(cols[a], cols[b]) for a, b in pairs)
+                     + f" | {len(runs)} |")
     if "xgb" in searchers:
         lines += ["", "xgb's seconds over each searcher's, same round, shape and setting "
                   "(median of pairs [interval]): the speed-up to a mark that both reach "
                   "with their first batch.", "",
-                  "| searcher | off | on | kept |", "|---|---|---|---|"]
+                  "| searcher | " + " | ".join(settings) + " |",
+                  "|---|" + "---|" * len(settings)]
         for searcher in (s for s in searchers if s != "xgb"):
             cells = [over(column("xgb", setting), column(searcher, setting), level=False)
-                     for setting in SETTINGS]
+                     for setting in settings]
             lines.append(f"| {searcher} | {' | '.join(cells)} |")
-    lines += ["", "All runs (seconds):", "", "| round | shape | searcher | off | on | kept |",
-              "|---|---|---|---|---|---|"]
+    lines += ["", "All runs (seconds):", "",
+              "| round | shape | searcher | " + " | ".join(settings) + " |",
+              "|---|---|---|" + "---|" * len(settings)]
     for r, shape in runs:
         for searcher in searchers:
             cells = " | ".join(f"{seconds[(r, shape, searcher, setting)]:.2f}"
-                               for setting in SETTINGS)
+                               for setting in settings)
             lines.append(f"| {r + 1} | {shape} | {searcher} | {cells} |")
     return "\n".join(lines) + "\n"
 
@@ -208,8 +231,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--searchers", default="xgb,gga,ga")
     ap.add_argument("--smoke", action="store_true",
                     help="CI: its own small history, one small shape, one round, xgb and gga")
+    ap.add_argument("--settings", default=",".join(SETTINGS),
+                    help=f"which of {', '.join(ALL_SETTINGS)} to time, each over the next "
+                         f"(default {','.join(SETTINGS)})")
     ap.add_argument("--out", type=Path, default=Path("docs/results/first-result.md"))
     a = ap.parse_args(argv)
+    settings = tuple(x.strip() for x in a.settings.split(",") if x.strip())
+    if len(settings) < 2 or len(set(settings)) < len(settings) or \
+            not set(settings) <= set(ALL_SETTINGS):
+        ap.error(f"--settings takes two or more of {', '.join(ALL_SETTINGS)}, each once; "
+                 f"got {a.settings!r}")
     command = "python scripts/first_result.py " + " ".join(argv if argv is not None
                                                             else sys.argv[1:])
     searchers = [s.strip() for s in a.searchers.split(",") if s.strip()]
@@ -220,15 +251,15 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="first-result-smoke-") as d:
         if a.smoke:
             history = smoke_history(Path(d))
-            samples = measure({"smoke": SMOKE_SHAPE}, ["xgb", "gga"], 1, history)
+            samples = measure({"smoke": SMOKE_SHAPE}, ["xgb", "gga"], 1, history, settings)
             text = report(samples, ["xgb", "gga"], command,
                           note="Smoke run (CI): one small shape, one round; no figure here "
-                               "is a result.")
+                               "is a result.", settings=settings)
         else:
             if a.db is None or not a.db.exists():
                 ap.error("--db must name an existing history database (or give --smoke)")
-            samples = measure(SHAPES, searchers, a.rounds, a.db)
-            text = report(samples, searchers, command)
+            samples = measure(SHAPES, searchers, a.rounds, a.db, settings)
+            text = report(samples, searchers, command, settings=settings)
     write_report(a.out, text)
     return 0
 

@@ -48,3 +48,27 @@ def test_an_unknown_searcher_is_a_one_line_error(script, tmp_path, capsys):
     assert exit_.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "unknown searcher(s) nope; known:" in err and "gga" in err
+
+
+def test_the_report_with_other_settings_pairs_each_over_the_next(script):
+    S = script.Sample
+    samples = []
+    for r, (late, on) in enumerate([(5.0, 4.0), (6.0, 4.0), (4.4, 4.0)]):
+        samples += [S(r, "a", "gga", "late", late, 2), S(r, "a", "gga", "on", on, 2)]
+    text = script.report(samples, ["gga"], "cmd", settings=("late", "on"))
+    assert "# Seconds to the first result: settings `late`, `on`" in text
+    assert "| searcher | first batch (trials) | median s, late | median s, on | " \
+           "late / on [interval] | pairs |" in text
+    # late / on per round 1.25, 1.5, 1.1 (3 pairs: 75%).
+    assert "| gga | 2 | 5.00 | 4.00 | 1.250 [1.100, 1.500] at 75.0% | 3 |" in text
+    assert "`early_sentinel=false`" in text and "`off`" not in text
+    assert "| 3 | a | gga | 4.40 | 4.00 |" in text
+
+
+@pytest.mark.parametrize("settings", ["on", "on,on", "on,later"])
+def test_bad_settings_are_a_one_line_error(script, tmp_path, capsys, settings):
+    with pytest.raises(SystemExit) as exit_:
+        script.main(["--db", str(tmp_path / "h.db"), "--settings", settings])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--settings takes two or more of off, on, kept, late, each once" in err

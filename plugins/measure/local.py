@@ -48,7 +48,9 @@ class LocalMeasurer:
     longer than a spell and no config waits for the next 5 minutes (slowed timings are
     kept and counted). ``guard_counts`` holds how many timings were thrown away and how
     many slowed timings were kept. The runner builds its sentinel when it starts, after its
-    TVM import, so that the first batch's builds and not its first timing wait for it.
+    TVM import, so that the first batch's builds and not its first timing wait for it
+    (``early_sentinel=false``: at its first guarded timing, as before that change; for
+    timing the difference, ``scripts/first_result.py --settings late,on``).
     """
 
     name = NAME
@@ -57,7 +59,7 @@ class LocalMeasurer:
                  run_timeout: float = 30.0, number: int = 1, repeat: int = 5,
                  min_repeat_ms: int = 50, rtol: float = 1e-3, atol: float = 1e-3,
                  seed: int = 0, check: bool = True, guard: float = DEFAULT_GUARD,
-                 guard_wait: float = 20.0, prestart: bool = True,
+                 guard_wait: float = 20.0, prestart: bool = True, early_sentinel: bool = True,
                  startup_timeout: float = STARTUP_TIMEOUT, **unknown: Any) -> None:
         if unknown:
             known = [p for p in inspect.signature(LocalMeasurer).parameters if p != "unknown"]
@@ -75,6 +77,7 @@ class LocalMeasurer:
         self.seed = _number("seed", seed, int)
         self.check = as_bool("local measurer", "check", check)
         self.prestart = as_bool("local measurer", "prestart", prestart)
+        self.early_sentinel = as_bool("local measurer", "early_sentinel", early_sentinel)
         self.guard = _number("guard", guard, float)
         self.guard_wait = _number("guard_wait", guard_wait, float)
         if not self.guard >= 0 or not self.guard_wait >= 0:  # also rejects NaN
@@ -183,7 +186,7 @@ class LocalMeasurer:
             # TVM reads TVM_NUM_THREADS when it is imported; on x86 it would otherwise
             # use half the cores, assuming hyper-threading.
             env = {"TVM_NUM_THREADS": str(threads)}
-            if self.guard > 0:  # the runner builds its sentinel while the first batch builds
+            if self.guard > 0 and self.early_sentinel:  # built while the first batch builds
                 env[SENTINEL_ENV] = json.dumps(target.to_dict())
             self._runner = WorkerPool("run", 1, self._root, env=env,
                                       startup_timeout=self.startup_timeout)

@@ -234,19 +234,21 @@ def test_a_sentinel_that_cannot_be_built_early_is_reported_with_the_first_timing
     assert reply["guard_error"] == "RuntimeError: LLVM cannot target this CPU"
 
 
-@pytest.mark.parametrize("guard", [0.25, 0.0])
-def test_the_measurer_names_the_sentinel_target_to_its_runner_only_when_guarding(
-        target: TargetInfo, monkeypatch: pytest.MonkeyPatch, guard: float) -> None:
+@pytest.mark.parametrize(("guard", "early"), [(0.25, True), (0.0, True), (0.25, False)])
+def test_the_measurer_names_the_sentinel_target_to_its_runner_only_when_guarding_early(
+        target: TargetInfo, monkeypatch: pytest.MonkeyPatch, guard: float, early: bool) -> None:
     import plugins.measure.worker as worker
     from plugins.measure.workerpool import WorkerPool
 
     monkeypatch.setattr(WorkerPool, "start", lambda self, count=None: None)  # no processes
-    m = LocalMeasurer(guard=guard)
+    m = LocalMeasurer(guard=guard, early_sentinel=str(early).lower())
     try:
+        assert m.early_sentinel is early
         builders, runner = m._pools(target)
         assert worker.SENTINEL_ENV not in builders.env
         named = runner.env.get(worker.SENTINEL_ENV)
-        assert (json.loads(named) if named else None) == (target.to_dict() if guard else None)
+        want = target.to_dict() if guard and early else None
+        assert (json.loads(named) if named else None) == want
     finally:
         m.close()
 
