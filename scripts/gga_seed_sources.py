@@ -91,8 +91,11 @@ def sources(ranked: Sequence[ScoredRecord], space: Space) -> list[Source]:
 
 
 def _own_best(store: HistoryStore, task: Task, exp: rg.Experiment) -> MeasureResult | None:
-    return min(store.reader().results(task, exp.target, ok_only=True),
-               key=lambda r: r.latency, default=None)
+    task_id, target_id = store.find_task(task), store.find_target(exp.target)
+    if task_id is None or target_id is None:
+        return None
+    top = store.best(task_id, target_id, k=1)
+    return top[0].result if top else None
 
 
 def _timings(path: Path, configs: Sequence[Config], rounds: int
