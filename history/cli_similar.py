@@ -5,6 +5,7 @@ Mounted by ``orchestrator/cli.py`` as ``history_app.command("similar")(similar_c
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Annotated, Any, Optional
 
@@ -12,7 +13,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from history.similarity import DEFAULT_OMEGA, ScoredRecord, adapt_config, rank_history
+from history.ranking import RankedHistory
+from history.similarity import DEFAULT_OMEGA, ScoredRecord, adapt_config
 from orchestrator.space import Space
 from orchestrator.task import Task
 
@@ -55,7 +57,8 @@ def similar_command(
     space = input_space(task)
     store = HistoryStore.open(db, create=False)
     try:
-        ranked = rank_history(store.reader(), space, None, DEFAULT_OMEGA)[:max(k, 0)]
+        ranking = RankedHistory(store.reader(), space, None, DEFAULT_OMEGA)
+        ranked = list(itertools.islice(ranking, max(k, 0)))
     finally:
         store.close()
     rows = [scored_to_dict(rec, space) for rec in ranked]

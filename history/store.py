@@ -309,19 +309,50 @@ class HistoryStore:
             s.commit()
         return len(results)
 
-    def results(self, task_id: int, target_id: int, *, run_id: int | None = None,
+    def results(self, task_id: int, target_id: int | None, *, run_id: int | None = None,
                 ok_only: bool = False) -> list[MeasureResult]:
-        """Stored results of a task on a target, oldest first (one run's, if given)."""
-        stmt = (select(MeasurementRow, ConfigRow.key)
-                .join(ConfigRow, ConfigRow.id == MeasurementRow.config_id)
-                .where(MeasurementRow.task_id == task_id, MeasurementRow.target_id == target_id))
+        """Stored results of a task on a target (on any, for None), oldest first (one
+        run's, if given)."""
+        # Plain columns, not ORM objects: a searcher's start reads every earlier task's
+        # results, and the loop's start this task's.
+        m = MeasurementRow
+        stmt = (select(ConfigRow.key, m.status, m.latencies,  # type: ignore[call-overload]
+                       m.build_seconds, m.run_seconds, m.error, m.measurer)
+                .join(ConfigRow, ConfigRow.id == m.config_id)
+                .where(m.task_id == task_id))
+        if target_id is not None:
+            stmt = stmt.where(m.target_id == target_id)
         if run_id is not None:
-            stmt = stmt.where(MeasurementRow.run_id == run_id)
+            stmt = stmt.where(m.run_id == run_id)
         if ok_only:
-            stmt = stmt.where(MeasurementRow.status == MeasureStatus.OK.value)
-        stmt = stmt.order_by(MeasurementRow.id)  # type: ignore[arg-type]
+            stmt = stmt.where(m.status == MeasureStatus.OK.value)
+        stmt = stmt.order_by(m.id)
         with Session(self.engine) as s:
-            return [_to_result(m, key) for m, key in s.exec(stmt)]
+            return [_to_result(row, row.key) for row in s.exec(stmt)]
+
+    def fastest(self, task_id: int, target_id: int | None = None, *, offset: int = 0,
+                limit: int | None = None) -> list[MeasureResult]:
+        """A task's configs at their fastest ok timing (on one target, or on any), fastest
+        first, each config once (equal timings: the first recorded); ``offset`` and
+        ``limit`` page through them."""
+        m = MeasurementRow
+        where = [m.task_id == task_id, m.status == MeasureStatus.OK.value]
+        if target_id is not None:
+            where.append(m.target_id == target_id)
+        ranked = (select(m.id, m.config_id, m.latency,  # type: ignore[call-overload]
+                         func.row_number().over(partition_by=m.config_id,
+                                                order_by=(m.latency, m.id)).label("nth"))
+                  .where(*where).subquery())
+        stmt = (select(ConfigRow.key, m.status, m.latencies,  # type: ignore[call-overload]
+                       m.build_seconds, m.run_seconds, m.error, m.measurer)
+                .join(ranked, ranked.c.id == m.id)
+                .join(ConfigRow, ConfigRow.id == m.config_id)
+                .where(ranked.c.nth == 1)
+                .order_by(ranked.c.latency, ranked.c.id).offset(offset))
+        if limit is not None:
+            stmt = stmt.limit(limit)
+        with Session(self.engine) as s:
+            return [_to_result(row, row.key) for row in s.exec(stmt)]
 
     def best(self, task_id: int, target_id: int | None = None, k: int = 5) -> list[Record]:
         """The ``k`` fastest configs of a task (on one target, or on any), fastest first:
@@ -477,12 +508,25 @@ class StoreReader:
         task_id = self._store.find_task(task)
         if task_id is None:
             return []
-        where = [MeasurementRow.task_id == task_id]
-        if ok_only:
-            where.append(MeasurementRow.status == MeasureStatus.OK.value)
+        target_id = None
         if target is not None:
             target_id = self._store.find_target(target)
             if target_id is None:
                 return []
-            where.append(MeasurementRow.target_id == target_id)
-        return [rec.result for rec in self._store.records(where=where)]
+        return self._store.results(task_id, target_id, ok_only=ok_only)
+
+    def fastest(self, task: Task, target: TargetInfo | None = None,
+                page: int = 32) -> Iterator[MeasureResult]:
+        """A task's configs at their fastest ok timing, fastest first, each config once,
+        read from the database a page at a time (pages double) as they are consumed."""
+        task_id = self._store.find_task(task)
+        target_id = None if target is None else self._store.find_target(target)
+        if task_id is None or (target is not None and target_id is None):
+            return
+        offset = 0
+        while True:
+            rows = self._store.fastest(task_id, target_id, offset=offset, limit=page)
+            yield from rows
+            if len(rows) < page:
+                return
+            offset, page = offset + page, page * 2

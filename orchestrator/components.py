@@ -51,6 +51,11 @@ class HistoryReader(Protocol):
     """Read-only access to the tuning history, for searchers that learn across tasks.
 
     Returns frozen data only; the database session never leaves the store.
+
+    Optional method ``fastest(task, target=None)``: an iterator over the task's configs
+    at their fastest ok timing, fastest first, each config once, read as it is consumed.
+    ``history.ranking`` uses it to rank a large history without reading all of it;
+    without it, the ranking reads ``results`` and sorts them.
     """
 
     def tasks(self, op: str | None = None) -> list[Task]:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from history.ranking import RankedHistory
 from history.similarity import (
     DEFAULT_OMEGA,
     ScoredRecord,
@@ -15,7 +16,6 @@ from history.similarity import (
     interleave_tasks,
     iter_candidates,
     kin_first,
-    rank_history,
     repair,
 )
 from orchestrator.components import SearchContext
@@ -184,16 +184,22 @@ class GuidedGA:
         known = known[:self.population_size]
         want = self.population_size - len(known)
         n_probe = min(self.probe, want - 1) if want > 1 else 0
-        scored = rank_history(context.history, self.space, context.target, self.omega) if want else []
-        self._reserve = self._fresh_candidates(scored) if self.refresh else iter(())
+        # The metric seeding takes a few of the best-metric records: the ranking then reads
+        # only the records that can rank among them (history.ranking). The other options
+        # read every record.
+        ranking = RankedHistory(context.history, self.space, context.target, self.omega)
+        everything = want and (self.refresh or self.screen or self.seeding != "metric")
+        full: list[ScoredRecord] = list(ranking) if everything else []
+        self._reserve = self._fresh_candidates(full) if self.refresh else iter(())
         self._best_perf = max(self.perf.values(), default=0.0)
         self._stalled = 0
+        scored: Iterable[ScoredRecord] = full if everything else ranking if want else ()
         if self.seeding == "tasks":
-            scored = interleave_tasks(scored)
+            scored = full = interleave_tasks(full)
         elif self.seeding == "kin":
-            scored = kin_first(scored, self.space.task)
-        self._screen = (ChildScreen(self.space, scored, context.seed)
-                        if self.screen and scored else None)
+            scored = full = kin_first(full, self.space.task)
+        self._screen = (ChildScreen(self.space, full, context.seed)
+                        if self.screen and full else None)
         n_cands = want - n_probe
         if self._screen is not None and n_cands > 1:
             self._screen.fit(self.own)

@@ -6,7 +6,8 @@ import logging
 import random
 from collections.abc import Sequence
 
-from history.similarity import DEFAULT_OMEGA, candidate_configs, rank_history
+from history.ranking import RankedHistory
+from history.similarity import DEFAULT_OMEGA, candidate_configs
 from orchestrator.components import SearchContext
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config
@@ -26,7 +27,7 @@ class FallbackSearch:
     def start(self, context: SearchContext) -> None:
         """Find the config to apply."""
         known = {r.config.key for r in context.prior}
-        scored = rank_history(context.history, context.space, context.target, self.omega)
+        scored = RankedHistory(context.history, context.space, context.target, self.omega)
         found = candidate_configs(scored, context.space, 1, skip=known)
         self.source = found[0][1] if found else None
         if found:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 
 import pytest
@@ -44,6 +45,28 @@ def test_best_lists_each_config_once_at_its_fastest_timing(db):
     best = db.best(task_id, target_id, k=3)
     assert [(r.result.config, r.result.latency) for r in best] == [(a, 1.0), (b, 2.0), (c, 4.0)]
     assert [r.result.config for r in db.best(task_id, k=2)] == [a, b]  # on any target
+
+
+def test_fastest_pages_through_each_config_once_at_its_fastest_timing(db):
+    task_id, target_id = _ids(db)
+    other = db.ensure_target(dataclasses.replace(TOY_TARGET, tvm=(("kind", "llvm"),
+                                                                  ("mcpu", "other"))))
+    a, b, c, d = (Config.of({"x": i}) for i in range(4))
+
+    def ok(config, seconds):
+        return MeasureResult(config, MeasureStatus.OK, (seconds,), measurer="local")
+
+    failed = MeasureResult(d, MeasureStatus.RUN_ERROR, error="crashed", measurer="local")
+    db.record(run_id=None, task_id=task_id, target_id=target_id,
+              results=[ok(a, 3.0), ok(b, 2.0), ok(a, 1.0), ok(c, 4.0), failed, ok(c, 4.0)])
+    db.record(run_id=None, task_id=task_id, target_id=other, results=[ok(b, 0.5), ok(d, 9.0)])
+    assert [(r.config, r.latency) for r in db.fastest(task_id, target_id)] == \
+        [(a, 1.0), (b, 2.0), (c, 4.0)]
+    assert [r.config for r in db.fastest(task_id)] == [b, a, c, d]  # on any target
+    assert [r.config for r in db.fastest(task_id, offset=1, limit=2)] == [a, c]
+    pages = list(db.reader().fastest(TOY_TASK, None, page=1))  # pages of 1, 2, 4
+    assert [r.config for r in pages] == [b, a, c, d]
+    assert list(db.reader().fastest(Task.create("dense", {"M": 3, "K": 3, "N": 3}))) == []
 
 
 def test_tasks_and_targets_are_deduplicated_by_key(db):
