@@ -16,6 +16,7 @@ from history.similarity import (
     interleave_tasks,
     iter_candidates,
     kin_first,
+    rank_history,
     repair,
 )
 from orchestrator.components import SearchContext
@@ -184,12 +185,13 @@ class GuidedGA:
         known = known[:self.population_size]
         want = self.population_size - len(known)
         n_probe = min(self.probe, want - 1) if want > 1 else 0
-        # The metric seeding takes a few of the best-metric records: the ranking then reads
-        # only the records that can rank among them (history.ranking). The other options
-        # read every record.
-        ranking = RankedHistory(context.history, self.space, context.target, self.omega)
+        # The metric seeding takes a few of the best-metric records: the lazy ranking then
+        # reads only the records that can rank among them (history.ranking). The other
+        # options read every record.
         everything = want and (self.refresh or self.screen or self.seeding != "metric")
-        full: list[ScoredRecord] = list(ranking) if everything else []
+        full = (rank_history(context.history, self.space, context.target, self.omega)
+                if everything else [])
+        ranking = RankedHistory(context.history, self.space, context.target, self.omega)
         self._reserve = self._fresh_candidates(full) if self.refresh else iter(())
         self._best_perf = max(self.perf.values(), default=0.0)
         self._stalled = 0
