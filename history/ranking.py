@@ -68,6 +68,7 @@ class _TaskStream:
         self._results = results
         self.match: float | None = None  # the score every record of the task shares
         self.next: MeasureResult | None = next(results, None)
+        self.first = self.next  # the task's fastest record
 
     def bound(self, omega: float) -> float:
         """No unread record of the task has a higher metric than this (-1: none is left)."""
@@ -100,6 +101,7 @@ class RankedHistory:
         self._out: list[ScoredRecord] = []
         self._gen: Iterator[ScoredRecord] | None = None
         self.scored = 0  # records scored so far (what the ranking has cost)
+        self._opened: list[_TaskStream] | None = None
 
     def __iter__(self) -> Iterator[ScoredRecord]:
         i = 0
@@ -115,7 +117,20 @@ class RankedHistory:
                 return
             self._out.append(rec)
 
+    def best_match(self) -> float:
+        """The highest match score (eq. 1) of any record, 0 without history: what
+        :func:`history.similarity.best_match_score` computes from every record, here from
+        the fastest record of each task, since a task's records share one score."""
+        return max((match_score(st.first.config, self._extents)
+                    for st in self._streams() if st.first is not None), default=0.0)
+
     def _streams(self) -> list[_TaskStream]:
+        """Every other task's stream, opened once (reading each one's first page)."""
+        if self._opened is None:
+            self._opened = self._open()
+        return self._opened
+
+    def _open(self) -> list[_TaskStream]:
         if self._history is None:
             return []
         me = self._space.task

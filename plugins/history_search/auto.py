@@ -6,7 +6,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from history.similarity import best_match_score
+from history.ranking import RankedHistory
 from orchestrator import confirm
 from orchestrator.components import SearchContext
 from orchestrator.errors import OrchestratorError
@@ -49,7 +49,8 @@ class AutoSearch:
     def start(self, context: SearchContext) -> None:
         """Score the history, choose the flow and start it."""
         own = any(r.ok for r in context.prior)
-        self.match = 1.0 if own else best_match_score(context.history, context.space, context.target)
+        self.match = 1.0 if own else RankedHistory(context.history, context.space,
+                                                   context.target).best_match()
         self.chosen = chosen_flow(self.match, self.threshold)
         self.delegate: Any = (GuidedGA(**self.gga_options) if self.chosen == "gga"
                               else TransferSearcher(**self.tl_options))

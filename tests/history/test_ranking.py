@@ -7,7 +7,7 @@ import itertools
 import logging
 
 from history.ranking import RankedHistory, fastest_first
-from history.similarity import rank_history
+from history.similarity import best_match_score, rank_history
 from history.store import HistoryStore
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import Config
@@ -96,3 +96,15 @@ def test_a_task_whose_records_do_not_share_one_score_falls_back_to_the_full_rank
 def test_no_history_ranks_nothing():
     assert list(RankedHistory(None, toy_space())) == []
     assert list(RankedHistory(FakeHistory({}), toy_space())) == []
+
+
+def test_the_best_match_score_is_read_from_each_tasks_fastest_record(db):
+    space = toy_space()
+    for history in (toy_history([*NEAR, *FAR]), toy_history(FAR), FakeHistory({}), None):
+        ranking = RankedHistory(history, space)
+        assert ranking.best_match() == best_match_score(history, space)
+        list(ranking)  # read to the end: the same
+        assert ranking.best_match() == best_match_score(history, space)
+    _store_with(db, TASKS)
+    assert RankedHistory(db.reader(), space, TOY_TARGET).best_match() == \
+        best_match_score(db.reader(), space, TOY_TARGET)
