@@ -336,7 +336,9 @@ class HistoryStore:
         first, each config once (equal timings: the first recorded); ``offset`` and
         ``limit`` page through them."""
         m = MeasurementRow
-        where = [m.task_id == task_id, m.status == MeasureStatus.OK.value]
+        # an ok row without timings has no latency (MeasureResult.ok is false for it)
+        where = [m.task_id == task_id, m.status == MeasureStatus.OK.value,
+                 m.latency.is_not(None)]  # type: ignore[union-attr]
         if target_id is not None:
             where.append(m.target_id == target_id)
         ranked = (select(m.id, m.config_id, m.latency,  # type: ignore[call-overload]

@@ -57,8 +57,10 @@ def test_fastest_pages_through_each_config_once_at_its_fastest_timing(db):
         return MeasureResult(config, MeasureStatus.OK, (seconds,), measurer="local")
 
     failed = MeasureResult(d, MeasureStatus.RUN_ERROR, error="crashed", measurer="local")
+    untimed = MeasureResult(d, MeasureStatus.OK, (), measurer="local")  # not ok: no timings
     db.record(run_id=None, task_id=task_id, target_id=target_id,
-              results=[ok(a, 3.0), ok(b, 2.0), ok(a, 1.0), ok(c, 4.0), failed, ok(c, 4.0)])
+              results=[ok(a, 3.0), ok(b, 2.0), ok(a, 1.0), ok(c, 4.0), failed, untimed,
+                       ok(c, 4.0)])
     db.record(run_id=None, task_id=task_id, target_id=other, results=[ok(b, 0.5), ok(d, 9.0)])
     assert [(r.config, r.latency) for r in db.fastest(task_id, target_id)] == \
         [(a, 1.0), (b, 2.0), (c, 4.0)]
