@@ -520,15 +520,21 @@ class StoreReader:
     def fastest(self, task: Task, target: TargetInfo | None = None,
                 page: int = 32) -> Iterator[MeasureResult]:
         """A task's configs at their fastest ok timing, fastest first, each config once,
-        read from the database a page at a time (pages double) as they are consumed."""
+        read from the database a page at a time (pages double) as they are consumed. A
+        result recorded for the task while it reads may shift the pages: a config is then
+        given once all the same, and one may be missed."""
         task_id = self._store.find_task(task)
         target_id = None if target is None else self._store.find_target(target)
         if task_id is None or (target is not None and target_id is None):
             return
         offset = 0
+        given: set[str] = set()
         while True:
             rows = self._store.fastest(task_id, target_id, offset=offset, limit=page)
-            yield from rows
+            for r in rows:
+                if r.config.key not in given:
+                    given.add(r.config.key)
+                    yield r
             if len(rows) < page:
                 return
             offset, page = offset + page, page * 2

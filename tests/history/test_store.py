@@ -71,6 +71,22 @@ def test_fastest_pages_through_each_config_once_at_its_fastest_timing(db):
     assert list(db.reader().fastest(Task.create("dense", {"M": 3, "K": 3, "N": 3}))) == []
 
 
+def test_the_readers_pages_give_each_config_once_when_results_come_in_between(db):
+    task_id, target_id = _ids(db)
+    a, b, c = (Config.of({"x": i}) for i in range(3))
+
+    def ok(config, seconds):
+        return MeasureResult(config, MeasureStatus.OK, (seconds,), measurer="local")
+
+    db.record(run_id=None, task_id=task_id, target_id=target_id,
+              results=[ok(a, 1.0), ok(b, 2.0), ok(c, 3.0)])
+    pages = db.reader().fastest(TOY_TASK, None, page=1)
+    assert next(pages).config == a
+    # b timed again, faster than a: the next page (offset 1) now starts with a again
+    db.record(run_id=None, task_id=task_id, target_id=target_id, results=[ok(b, 0.5)])
+    assert [r.config for r in pages] == [c]
+
+
 def test_tasks_and_targets_are_deduplicated_by_key(db):
     a, _ = _ids(db)
     assert db.ensure_task(Task.from_dict(TOY_TASK.to_dict())) == a
