@@ -16,6 +16,10 @@ from orchestrator.testing import TOY_TASK, toy_results
 from orchestrator.testing.conformance import TOY_TARGET
 
 
+def _ok(config, seconds):
+    return MeasureResult(config, MeasureStatus.OK, (seconds,), measurer="local")
+
+
 def _ids(db):
     return db.ensure_task(TOY_TASK), db.ensure_target(TOY_TARGET)
 
@@ -36,12 +40,10 @@ def test_best_lists_each_config_once_at_its_fastest_timing(db):
     task_id, target_id = _ids(db)
     a, b, c = (Config.of({"x": i}) for i in range(3))
 
-    def ok(config, seconds):
-        return MeasureResult(config, MeasureStatus.OK, (seconds,), measurer="local")
-
     # a timed three times (as --confirm does), b once, c twice with equal timings.
     db.record(run_id=None, task_id=task_id, target_id=target_id,
-              results=[ok(a, 3.0), ok(b, 2.0), ok(a, 1.0), ok(c, 4.0), ok(a, 5.0), ok(c, 4.0)])
+              results=[_ok(a, 3.0), _ok(b, 2.0), _ok(a, 1.0), _ok(c, 4.0), _ok(a, 5.0),
+                       _ok(c, 4.0)])
     best = db.best(task_id, target_id, k=3)
     assert [(r.result.config, r.result.latency) for r in best] == [(a, 1.0), (b, 2.0), (c, 4.0)]
     assert [r.result.config for r in db.best(task_id, k=2)] == [a, b]  # on any target
@@ -53,15 +55,12 @@ def test_fastest_pages_through_each_config_once_at_its_fastest_timing(db):
                                                                   ("mcpu", "other"))))
     a, b, c, d = (Config.of({"x": i}) for i in range(4))
 
-    def ok(config, seconds):
-        return MeasureResult(config, MeasureStatus.OK, (seconds,), measurer="local")
-
     failed = MeasureResult(d, MeasureStatus.RUN_ERROR, error="crashed", measurer="local")
     untimed = MeasureResult(d, MeasureStatus.OK, (), measurer="local")  # not ok: no timings
     db.record(run_id=None, task_id=task_id, target_id=target_id,
-              results=[ok(a, 3.0), ok(b, 2.0), ok(a, 1.0), ok(c, 4.0), failed, untimed,
-                       ok(c, 4.0)])
-    db.record(run_id=None, task_id=task_id, target_id=other, results=[ok(b, 0.5), ok(d, 9.0)])
+              results=[_ok(a, 3.0), _ok(b, 2.0), _ok(a, 1.0), _ok(c, 4.0), failed, untimed,
+                       _ok(c, 4.0)])
+    db.record(run_id=None, task_id=task_id, target_id=other, results=[_ok(b, 0.5), _ok(d, 9.0)])
     assert [(r.config, r.latency) for r in db.fastest(task_id, target_id)] == \
         [(a, 1.0), (b, 2.0), (c, 4.0)]
     assert [r.config for r in db.fastest(task_id)] == [b, a, c, d]  # on any target
@@ -75,15 +74,12 @@ def test_the_readers_pages_give_each_config_once_when_results_come_in_between(db
     task_id, target_id = _ids(db)
     a, b, c = (Config.of({"x": i}) for i in range(3))
 
-    def ok(config, seconds):
-        return MeasureResult(config, MeasureStatus.OK, (seconds,), measurer="local")
-
     db.record(run_id=None, task_id=task_id, target_id=target_id,
-              results=[ok(a, 1.0), ok(b, 2.0), ok(c, 3.0)])
+              results=[_ok(a, 1.0), _ok(b, 2.0), _ok(c, 3.0)])
     pages = db.reader().fastest(TOY_TASK, None, page=1)
     assert next(pages).config == a
     # b timed again, faster than a: the next page (offset 1) now starts with a again
-    db.record(run_id=None, task_id=task_id, target_id=target_id, results=[ok(b, 0.5)])
+    db.record(run_id=None, task_id=task_id, target_id=target_id, results=[_ok(b, 0.5)])
     assert [r.config for r in pages] == [c]
 
 
