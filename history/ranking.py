@@ -17,7 +17,7 @@ given out once no unread record of any task can rank above it.
 
 A task whose records do not share one score (history written by another template version,
 whose knobs differ) breaks the bound: from the first such record on, the rest of the
-ranking is the full one (:func:`history.similarity.score_records`), less the records
+ranking is the full one (:func:`history.similarity.rank_history`), less the records
 already given out, and a warning says so.
 """
 
@@ -30,9 +30,9 @@ from collections.abc import Iterator
 from history.similarity import (
     DEFAULT_OMEGA,
     ScoredRecord,
-    history_results,
+    fastest_per_config,
     match_score,
-    score_records,
+    rank_history,
     split_extents,
     utilization,
 )
@@ -53,11 +53,8 @@ def fastest_first(history: HistoryReader, task: Task,
     if lazy is not None:
         yield from lazy(task, target)
         return
-    best: dict[str, MeasureResult] = {}
-    for r in history.results(task, target, ok_only=True):
-        if r.ok and (r.config.key not in best or r.latency < best[r.config.key].latency):
-            best[r.config.key] = r
-    yield from sorted(best.values(), key=lambda r: r.latency)
+    yield from sorted(fastest_per_config(history.results(task, target, ok_only=True)),
+                      key=lambda r: r.latency)
 
 
 class _TaskStream:
@@ -180,9 +177,7 @@ class RankedHistory:
                     "another template version?); ranking every record", task.label())
         assert self._history is not None
         given = {(r.task.key, r.result.config.key) for r in self._out}
-        full = score_records(history_results(self._history, self._space.task.op,
-                                             self._target, exclude=self._space.task),
-                             self._space, self.omega)
+        full = rank_history(self._history, self._space, self._target, self.omega)
         self.scored += len(full)
         yield from (r for r in full if (r.task.key, r.result.config.key) not in given)
 

@@ -221,6 +221,16 @@ class ScoredRecord:
     metric: float
 
 
+def fastest_per_config(results: Iterable[MeasureResult]) -> list[MeasureResult]:
+    """The fastest successful result of each config in ``results`` (equal timings: the
+    first), in the order the configs first come."""
+    best: dict[str, MeasureResult] = {}
+    for r in results:
+        if r.ok and (r.config.key not in best or r.latency < best[r.config.key].latency):
+            best[r.config.key] = r
+    return list(best.values())
+
+
 def history_results(history: HistoryReader, op: str, target: TargetInfo | None = None,
                     exclude: Task | None = None) -> list[tuple[Task, MeasureResult]]:
     """Successful results of every task of ``op`` (but ``exclude``), the best measurement
@@ -229,14 +239,8 @@ def history_results(history: HistoryReader, op: str, target: TargetInfo | None =
     tasks = [t for t in history.tasks(op) if exclude is None or t.key != exclude.key]
 
     def collect(tgt: TargetInfo | None) -> list[tuple[Task, MeasureResult]]:
-        out = []
-        for task in tasks:
-            best: dict[str, MeasureResult] = {}
-            for r in history.results(task, tgt, ok_only=True):
-                if r.ok and (r.config.key not in best or r.latency < best[r.config.key].latency):
-                    best[r.config.key] = r
-            out.extend((task, r) for r in best.values())
-        return out
+        return [(task, r) for task in tasks
+                for r in fastest_per_config(history.results(task, tgt, ok_only=True))]
 
     found = collect(target)
     return found if found or target is None else collect(None)

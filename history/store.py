@@ -108,6 +108,13 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.close()
 
 
+# What _to_result reads of a measurement, with its config's key: the columns of the
+# queries that return results only (plain columns, not ORM objects).
+_RESULT_COLUMNS = (ConfigRow.key, MeasurementRow.status, MeasurementRow.latencies,
+                   MeasurementRow.build_seconds, MeasurementRow.run_seconds,
+                   MeasurementRow.error, MeasurementRow.measurer)
+
+
 class HistoryStore:
     """The tuning-history database (SQLite by default, any SQLAlchemy URL otherwise)."""
 
@@ -316,8 +323,7 @@ class HistoryStore:
         # Plain columns, not ORM objects: a searcher's start reads every earlier task's
         # results, and the loop's start this task's.
         m = MeasurementRow
-        stmt = (select(ConfigRow.key, m.status, m.latencies,  # type: ignore[call-overload]
-                       m.build_seconds, m.run_seconds, m.error, m.measurer)
+        stmt = (select(*_RESULT_COLUMNS)  # type: ignore[call-overload]
                 .join(ConfigRow, ConfigRow.id == m.config_id)
                 .where(m.task_id == task_id))
         if target_id is not None:
@@ -345,8 +351,7 @@ class HistoryStore:
                          func.row_number().over(partition_by=m.config_id,
                                                 order_by=(m.latency, m.id)).label("nth"))
                   .where(*where).subquery())
-        stmt = (select(ConfigRow.key, m.status, m.latencies,  # type: ignore[call-overload]
-                       m.build_seconds, m.run_seconds, m.error, m.measurer)
+        stmt = (select(*_RESULT_COLUMNS)  # type: ignore[call-overload]
                 .join(ranked, ranked.c.id == m.id)
                 .join(ConfigRow, ConfigRow.id == m.config_id)
                 .where(ranked.c.nth == 1)
@@ -505,17 +510,19 @@ class StoreReader:
     def tasks(self, op: str | None = None) -> list[Task]:
         return [t for _, t in self._store.tasks() if op is None or t.op == op]
 
+    def _ids(self, task: Task, target: TargetInfo | None) -> tuple[int, int | None] | None:
+        """The task's id and the target's (None for any target); None when either is
+        not in the store."""
+        task_id = self._store.find_task(task)
+        target_id = None if target is None else self._store.find_target(target)
+        if task_id is None or (target is not None and target_id is None):
+            return None
+        return task_id, target_id
+
     def results(self, task: Task, target: TargetInfo | None = None,
                 ok_only: bool = True) -> list[MeasureResult]:
-        task_id = self._store.find_task(task)
-        if task_id is None:
-            return []
-        target_id = None
-        if target is not None:
-            target_id = self._store.find_target(target)
-            if target_id is None:
-                return []
-        return self._store.results(task_id, target_id, ok_only=ok_only)
+        ids = self._ids(task, target)
+        return [] if ids is None else self._store.results(*ids, ok_only=ok_only)
 
     def fastest(self, task: Task, target: TargetInfo | None = None,
                 page: int = 32) -> Iterator[MeasureResult]:
@@ -523,14 +530,13 @@ class StoreReader:
         read from the database a page at a time (pages double) as they are consumed. A
         result recorded for the task while it reads may shift the pages: a config is then
         given once all the same, and one may be missed."""
-        task_id = self._store.find_task(task)
-        target_id = None if target is None else self._store.find_target(target)
-        if task_id is None or (target is not None and target_id is None):
+        ids = self._ids(task, target)
+        if ids is None:
             return
         offset = 0
         given: set[str] = set()
         while True:
-            rows = self._store.fastest(task_id, target_id, offset=offset, limit=page)
+            rows = self._store.fastest(*ids, offset=offset, limit=page)
             for r in rows:
                 if r.config.key not in given:
                     given.add(r.config.key)

@@ -188,18 +188,19 @@ class GuidedGA:
         # The metric seeding takes a few of the best-metric records: the lazy ranking then
         # reads only the records that can rank among them (history.ranking). The other
         # options read every record.
-        everything = want and (self.refresh or self.screen or self.seeding != "metric")
+        everything = want > 0 and bool(self.refresh or self.screen or self.seeding != "metric")
         full = (rank_history(context.history, self.space, context.target, self.omega)
                 if everything else [])
-        ranking = RankedHistory(context.history, self.space, context.target, self.omega)
         self._reserve = self._fresh_candidates(full) if self.refresh else iter(())
         self._best_perf = max(self.perf.values(), default=0.0)
         self._stalled = 0
-        scored: Iterable[ScoredRecord] = full if everything else ranking if want else ()
         if self.seeding == "tasks":
-            scored = full = interleave_tasks(full)
+            full = interleave_tasks(full)
         elif self.seeding == "kin":
-            scored = full = kin_first(full, self.space.task)
+            full = kin_first(full, self.space.task)
+        scored: Iterable[ScoredRecord] = (
+            full if everything or not want
+            else RankedHistory(context.history, self.space, context.target, self.omega))
         self._screen = (ChildScreen(self.space, full, context.seed)
                         if self.screen and full else None)
         n_cands = want - n_probe
