@@ -478,3 +478,22 @@ def test_runs_measured_apart_from_their_layers_xgb_run_are_named():
     text = " ".join(gt.apart_lines([together, later]))
     assert "r18_l4 gga-kin (2026-11-27 05:03–05:08 UTC; xgb 2026-11-27 01:10–01:30 UTC)" in text
     assert "r18_l4 before (" in text and "r18_l4 gga (" not in text
+
+
+def test_speedups_averaged_over_layers_stand_in_a_whole_run_for_a_mark_never_reached():
+    gt = load_script("gga_turns")
+    # xgb reaches 95 at 16 s; gga at 4 s; ga never (its run took 8 s)
+    one = _turns(xgb=([90, 100], [6, 16]), gga=([91, 99], [3, 4]), ga=([20, 30], [6, 8]))
+    # gga never reaches 95 (its run took 5 s); ga at 6 s
+    two = _with(one, gga=([10, 20], [3, 5]), ga=([99, 99], [6, 8]))
+    neither = _with(one, gga=([10, 20], [3, 5]), ga=([10, 20], [6, 8]))
+    vs_xgb = gt.layer_speedups([one, two, neither], "xgb")
+    assert [(s.seconds, s.other, s.never, s.other_never) for s in vs_xgb] == [
+        (4, 16, False, False), (5, 16, True, False), (5, 16, True, False)]
+    vs_ga = gt.layer_speedups([one, two, neither], "ga")  # neither reached it: left out
+    assert [(s.seconds, s.other, s.never, s.other_never) for s in vs_ga] == [
+        (4, 8, False, True), (5, 6, True, False)]
+    lines = gt.means_lines([one, two])
+    assert lines[0].startswith("- gga over xgb: geometric mean <= ")
+    assert "against 5x" in lines[0] and "against 3x" in lines[1]
+    assert gt.means_lines([one], "v")[0] == "- v over xgb: no layer to average."

@@ -1,0 +1,107 @@
+"""Speed-ups averaged over layers, with an interval: the paper's time figures are averages
+over the layers of ResNet-18 and VGG ("an average of 8.96x and 4.58x acceleration"),
+where ``gga_turns.py`` judges each layer on its own.
+
+Per layer, a speed-up is the other searcher's seconds to the mark over gga's. Where one of
+the two never reached the mark, its seconds in all stand in, which bounds the ratio on one
+side: gga that never got there makes it an upper bound, the other searcher a lower one.
+Three averages are given. The geometric mean (a ratio's natural mean: a layer 4x sooner
+and one 4x later average to 1x) carries the verdict. The arithmetic mean is what the paper
+reports, and one layer whose first candidate hits the mark can carry it. The ratio of summed
+seconds is what a user tuning every layer in a row would wait. The interval is a bootstrap
+over layers: it says how much the mean depends on which layers were tuned, not how noisy
+each layer's timing was.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+UPPER, LOWER, BOTH = "<=", ">=", "?"
+
+
+@dataclass(frozen=True)
+class LayerSpeedup:
+    """One layer: seconds to the mark of gga (or a variant) and of the other searcher;
+    a flag set where that searcher never reached it and its seconds in all stand in."""
+
+    layer: str
+    seconds: float
+    other: float
+    never: bool = False  # gga never reached the mark: ``seconds`` is its whole run
+    other_never: bool = False  # the other never did: ``other`` is its whole run
+
+    @property
+    def ratio(self) -> float:
+        return self.other / self.seconds
+
+
+@dataclass(frozen=True)
+class MeanSpeedup:
+    """Averages of speed-ups over ``layers`` layers."""
+
+    layers: int
+    geometric: float
+    low: float  # the geometric mean's bootstrap interval over layers
+    high: float
+    level: float
+    arithmetic: float  # the paper's average
+    summed: float  # the other's seconds summed over the layers, over gga's
+    bound: str  # "": exact; UPPER or LOWER: every mean is a bound that way; BOTH: neither
+
+    def verdict(self, target: float) -> str:
+        """``met`` where the whole interval is at or above ``target``, ``not met`` where
+        it is below, else ``undecided``; a one-sided bound can only decide one way."""
+        if self.low >= target and self.bound in ("", LOWER):
+            return "met"
+        if self.high < target and self.bound in ("", UPPER):
+            return "not met"
+        return "undecided"
+
+
+def _bound(items: Sequence[LayerSpeedup]) -> str:
+    up = any(i.never for i in items)
+    down = any(i.other_never for i in items)
+    return BOTH if up and down else UPPER if up else LOWER if down else ""
+
+
+def mean_speedup(items: Sequence[LayerSpeedup], level: float = 0.95, draws: int = 10_000,
+                 seed: int = 0) -> MeanSpeedup | None:
+    """The averages of ``items`` (None without any), the geometric mean's interval from
+    ``draws`` resamples of the layers with replacement (percentiles, seeded)."""
+    # sorted, so that the same layers in another order get the same interval
+    items = sorted((i for i in items if i.seconds > 0 and i.other > 0),
+                   key=lambda i: (i.ratio, i.layer))
+    if not items:
+        return None
+    logs = np.log([i.ratio for i in items])
+    picks = np.random.default_rng(seed).integers(0, len(logs), size=(draws, len(logs)))
+    means = np.exp(logs[picks].mean(axis=1))
+    tail = (1.0 - level) / 2
+    return MeanSpeedup(
+        layers=len(items), geometric=math.exp(float(logs.mean())),
+        low=float(np.quantile(means, tail)), high=float(np.quantile(means, 1.0 - tail)),
+        level=level, arithmetic=float(np.mean([i.ratio for i in items])),
+        summed=sum(i.other for i in items) / sum(i.seconds for i in items),
+        bound=_bound(items))
+
+
+def describe(m: MeanSpeedup | None, target: float, name: str = "gga",
+             other: str = "the other") -> str:
+    """One line: the three averages, the interval and the verdict against ``target``."""
+    if m is None:
+        return "no layer to average"
+    b = f"{m.bound} " if m.bound in (UPPER, LOWER) else ""
+    note = {UPPER: f" ({name} never reached the mark on some layer: each figure is at most this)",
+            LOWER: f" ({other} never reached it on some layer: each figure is at least this)",
+            BOTH: f" (layers where {name} or {other} never reached it bound the figures "
+                  "both ways)",
+            "": ""}[m.bound]
+    return (f"geometric mean {b}{m.geometric:.2f}x [{m.low:.2f}, {m.high:.2f}] over "
+            f"{m.layers} layers, {m.verdict(target)} against {target:g}x; arithmetic mean "
+            f"(the paper's average) {b}{m.arithmetic:.2f}x; summed seconds "
+            f"{b}{m.summed:.2f}x{note}")
