@@ -29,7 +29,7 @@ the winner's curse of the fastest timing. Both also run after finished turns: th
 command again with the option measures only what is missing. ``--keep-workers`` gives each
 searcher one measurer, warmed on a tiny task, for all its runs, as ``orchestrator tune``
 keeps one for every workload of a command but the first: no run's clock then pays the
-workers' TVM import.
+workers' TVM import (searchers whose runs are all finished get none).
 
     python scripts/gga_turns.py --smoke                         # CI: a small real run
     python scripts/gga_turns.py --layers r18_c1,r18_l1 --db /work/gga/base.db --work /work/gga/runs-full
@@ -725,10 +725,18 @@ def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Expe
         confirm=args.confirm, measurer_options=measurer_options)
 
 
+def runs_left(exp: rg.Experiment, jobs: Sequence[rg.LeftOut]) -> set[str]:
+    """The searchers with trials left to measure on some layer of ``jobs``: a finished run
+    measures nothing when the command runs again (to time its configs again, say)."""
+    return {v.name for job in jobs for v in searchers(exp)
+            if len(rg.curve(turns_dir(exp, job.task) / f"{v.name}.db", job.task, v.searcher,
+                            exp.budget(v.name)).best) < exp.budget(v.name)}
+
+
 @contextmanager
-def kept_workers(exp: rg.Experiment) -> Iterator[rg.Experiment]:
-    """``exp`` with one warmed measurer per searcher (``--keep-workers``), closed on the
-    way out; ``exp`` itself without the option."""
+def kept_workers(exp: rg.Experiment, only: set[str] | None = None) -> Iterator[rg.Experiment]:
+    """``exp`` with one warmed measurer per searcher (``--keep-workers``; of the searchers
+    in ``only`` when given), closed on the way out; ``exp`` itself without the option."""
     if not exp.keep_workers:
         yield exp
         return
@@ -738,6 +746,8 @@ def kept_workers(exp: rg.Experiment) -> Iterator[rg.Experiment]:
     try:
         with tempfile.TemporaryDirectory(prefix="gga-turns-warm-") as d:
             for v in searchers(exp):
+                if only is not None and v.name not in only:
+                    continue
                 exp.log(f"warming {v.name}'s measurer")
                 measurers[v.name] = warm_measurer(Path(d), options=exp.options(v),
                                                   plugins=exp.plugins, target=exp.target,
@@ -764,7 +774,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.smoke:  # the smoke run measures its own small history
             rg.run_all(replace(exp, trials=budgets["xgb"], budgets={"xgb": budgets["xgb"]},
                                confirm=0), history_only=True)
-        with kept_workers(exp) as exp:
+        with kept_workers(exp, runs_left(exp, jobs) if exp.keep_workers else None) as exp:
             for job in jobs:
                 run_layer(exp, job.task, job.history)
     results = [layer_turns(exp, job.task) for job in jobs]

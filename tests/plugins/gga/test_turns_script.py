@@ -121,6 +121,7 @@ def test_each_searcher_keeps_one_measurer_for_all_its_runs(tmp_path, monkeypatch
 
     monkeypatch.setattr(load_script("warm"), "warm_measurer", warm)
     (job,) = rg.left_out(exp)
+    assert gt.runs_left(exp, [job]) == {"xgb", "gga", "ga"}
     with gt.kept_workers(exp) as kept:
         assert set(kept.measurers) == {"xgb", "gga", "ga"}
         gt.run_layer(kept, job.task, job.history)
@@ -128,6 +129,11 @@ def test_each_searcher_keeps_one_measurer_for_all_its_runs(tmp_path, monkeypatch
         assert not any(m.closed for m in measurers.values())  # tune leaves them open
     assert warmed == [("warm_xgb", "xgb", exp.target), ("warm_gga", "gga", exp.target),
                       ("warm_ga", "ga", exp.target)]
+    # run again (to time the configs again, say), finished runs get no warmed measurer
+    assert gt.runs_left(exp, [job]) == set()
+    with gt.kept_workers(exp, gt.runs_left(exp, [job])) as again:
+        assert again.measurers == {}
+    assert len(warmed) == 3
     # every measured batch of each run (a tick of its clock) went to its searcher's kept
     # measurer: xgb 2 x 8, gga its lead of one, then 7 and 8, ga as it batches
     work = gt.turns_dir(exp, job.task)
