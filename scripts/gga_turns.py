@@ -53,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import reproduce_gga as rg  # noqa: E402  (sets TVM_NUM_THREADS before TVM loads)
 from paired import PairedRatio, paired_ratio  # noqa: E402
-from speedup_mean import LayerSpeedup, describe, mean_speedup  # noqa: E402
+from speedup_mean import MEANS_INTRO, means_lines  # noqa: E402
 from turns import Tick, read_clock, take_turns  # noqa: E402
 
 from history.store import HistoryStore  # noqa: E402
@@ -452,39 +452,6 @@ def met_counts(results: Sequence[TurnsResult], name: str = "gga",
     return met
 
 
-def layer_speedups(results: Sequence[TurnsResult], other: str,
-                   name: str = "gga") -> list[LayerSpeedup]:
-    """Each layer's seconds to the mark of ``name`` and ``other``, a run that never
-    reached it standing in with its seconds in all (layers where neither reached it, or
-    xgb never reached its own mark, left out)."""
-    out = []
-    for r in results:
-        if r.reference <= 0 or name not in r.curves or other not in r.curves:
-            continue
-        _, g = r.reach(name)
-        _, o = r.reach(other)
-        if g is None and o is None:
-            continue
-        g_all, o_all = r.curves[name].seconds, r.curves[other].seconds
-        if (g is None and not g_all) or (o is None and not o_all):
-            continue
-        out.append(LayerSpeedup(r.task.name, g if g is not None else g_all[-1],
-                                o if o is not None else o_all[-1],
-                                never=g is None, other_never=o is None))
-    return out
-
-
-TIME_TARGETS = (("xgb", 5.0), ("ga", 3.0))
-
-
-def means_lines(results: Sequence[TurnsResult], name: str = "gga") -> list[str]:
-    """The time targets on speed-ups averaged over the layers (``speedup_mean``)."""
-    return [f"- {name} over {other}: "
-            + describe(mean_speedup(layer_speedups(results, other, name)), target, name, other)
-            + "."
-            for other, target in TIME_TARGETS]
-
-
 def counts_line(results: Sequence[TurnsResult], names: Sequence[str]) -> str:
     """The targets each of ``names`` met, in gga's terms, one after the other."""
     return "; ".join(f"{name}: " + ", ".join(f"{k} {ok} of {n}" for k, (ok, n)
@@ -523,10 +490,7 @@ def targets_table(results: Sequence[TurnsResult]) -> list[str]:
         "where xgb (ga) reached the mark sooner than 5x (3x) that, since no searcher can "
         "reach the mark before its first result. These layers are counted above and "
         "not here.", "",
-        "Averaged over the layers, as the paper's figures are (`speedup_mean.py`: the "
-        "interval is a 95% bootstrap over layers; the verdict is the geometric mean's, "
-        "met or not met where the whole interval is on one side of the target):", "",
-        *means_lines(results), ""]
+        MEANS_INTRO, "", *means_lines(results), ""]
     return lines
 
 

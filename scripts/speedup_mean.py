@@ -16,12 +16,25 @@ each layer's timing was.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
 UPPER, LOWER, BOTH = "<=", ">=", "?"
+TIME_TARGETS = (("xgb", 5.0), ("ga", 3.0))  # gga >= 5x sooner than xgb, >= 3x than ga
+MARK = 0.95  # of xgb's best, the mark each searcher is timed to
+
+
+class LayerRuns(Protocol):
+    """One layer's runs, as ``reproduce_gga.py`` and ``gga_turns.py`` read them: ``curves``
+    by searcher, each with ``seconds`` after every trial and ``reach(level)`` giving
+    (trials, seconds) when its best-so-far first reached ``level``."""
+
+    task: Any
+    reference: float
+    curves: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -105,3 +118,38 @@ def describe(m: MeanSpeedup | None, target: float, name: str = "gga",
             f"{m.layers} layers, {m.verdict(target)} against {target:g}x; arithmetic mean "
             f"(the paper's average) {b}{m.arithmetic:.2f}x; summed seconds "
             f"{b}{m.summed:.2f}x{note}")
+
+
+def layer_speedups(results: Sequence[LayerRuns], other: str, name: str = "gga",
+                   mark: float = MARK) -> list[LayerSpeedup]:
+    """Each layer's seconds to ``mark`` x xgb's best of ``name`` and ``other``, a run that
+    never reached it standing in with its seconds in all (layers where neither reached it,
+    or without an xgb best, left out)."""
+    out = []
+    for r in results:
+        if r.reference <= 0 or name not in r.curves or other not in r.curves:
+            continue
+        _, g = r.curves[name].reach(mark * r.reference)
+        _, o = r.curves[other].reach(mark * r.reference)
+        if g is None and o is None:
+            continue
+        g_all, o_all = r.curves[name].seconds, r.curves[other].seconds
+        if (g is None and not g_all) or (o is None and not o_all):
+            continue
+        out.append(LayerSpeedup(r.task.name, g if g is not None else g_all[-1],
+                                o if o is not None else o_all[-1],
+                                never=g is None, other_never=o is None))
+    return out
+
+
+def means_lines(results: Sequence[LayerRuns], name: str = "gga") -> list[str]:
+    """Markdown list items: ``name``'s time targets on speed-ups averaged over the layers."""
+    return [f"- {name} over {other}: "
+            + describe(mean_speedup(layer_speedups(results, other, name)), target, name, other)
+            + "."
+            for other, target in TIME_TARGETS]
+
+
+MEANS_INTRO = ("Averaged over the layers, as the paper's figures are (`speedup_mean.py`: the "
+               "interval is a 95% bootstrap over layers; the verdict is the geometric mean's, "
+               "met or not met where the whole interval is on one side of the target):")

@@ -87,6 +87,9 @@ def test_reproduce_script_runs_reports_and_resumes(tmp_path):
     report = rg.report(exp, "header", "cmd")
     text = report.read_text()
     assert "| r18_l4ds | gga | 8 |" in text and "r18_l4ds_pruned" in text
+    # the time targets averaged over the layer and its pruned variant, as the paper's are
+    assert "Averaged over the layers" in text and "- gga over xgb: " in text
+    assert "- gga over ga: " in text
     assert (exp.out / "gga-r18_l4ds.png").exists() and (exp.out / "gga-r18_l4ds_pruned.png").exists()
     base = HistoryStore.open(exp.db, create=False)
     before = base.count()

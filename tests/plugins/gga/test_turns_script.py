@@ -493,10 +493,11 @@ def test_speedups_averaged_over_layers_stand_in_a_whole_run_for_a_mark_never_rea
     # gga never reaches 95 (its run took 5 s); ga at 6 s
     two = _with(one, gga=([10, 20], [3, 5]), ga=([99, 99], [6, 8]))
     neither = _with(one, gga=([10, 20], [3, 5]), ga=([10, 20], [6, 8]))
-    vs_xgb = gt.layer_speedups([one, two, neither], "xgb")
+    sm = load_script("speedup_mean")
+    vs_xgb = sm.layer_speedups([one, two, neither], "xgb")
     assert [(s.seconds, s.other, s.never, s.other_never) for s in vs_xgb] == [
         (4, 16, False, False), (5, 16, True, False), (5, 16, True, False)]
-    vs_ga = gt.layer_speedups([one, two, neither], "ga")  # neither reached it: left out
+    vs_ga = sm.layer_speedups([one, two, neither], "ga")  # neither reached it: left out
     assert [(s.seconds, s.other, s.never, s.other_never) for s in vs_ga] == [
         (4, 8, False, True), (5, 6, True, False)]
     lines = gt.means_lines([one, two])
