@@ -76,18 +76,19 @@ def turns_dir(exp: rg.Experiment, task: Task) -> Path:
 
 def run_layer(exp: rg.Experiment, task: Task, history: Sequence[Task]) -> None:
     """The searchers of :func:`searchers` on ``task`` at once, taking turns (resumes)."""
-    base = HistoryStore.open(exp.db, create=False)
-    try:
-        missing = [t.name for t in history if base.find_task(t) is None]
-        if missing:
-            raise SystemExit(f"error: {exp.db} has no xgb history of {', '.join(missing)}; "
-                             "run reproduce_gga.py --history-only with the same --db first")
-        work = turns_dir(exp, task)
-        for v in searchers(exp):
+    work = turns_dir(exp, task)
+    for v in searchers(exp):
+        db = v.history_db or exp.db
+        base = HistoryStore.open(db, create=False)
+        try:
+            missing = [t.name for t in history if base.find_task(t) is None]
+            if missing and v.uses_history:
+                raise SystemExit(f"error: {db} has no history of {', '.join(missing)}; "
+                                 "run reproduce_gga.py --history-only with the same --db first")
             rg.seed_history(base, work / f"{v.name}.db", history if v.uses_history else [],
                             exp.target)
-    finally:
-        base.close()
+        finally:
+            base.close()
     exp.log(f"{task.name}: {', '.join(f'{v.name} ({exp.budget(v.name)})' for v in searchers(exp))}, "
             "taking turns")
 
@@ -494,12 +495,11 @@ def targets_table(results: Sequence[TurnsResult]) -> list[str]:
     return lines
 
 
-def history_lines(exp: rg.Experiment) -> list[str]:
-    """What the base database holds of the history layers on this target: the history gga
-    is seeded from (a layer left out sees the others')."""
-    if not exp.db.exists():
-        return []
-    base = HistoryStore.open(exp.db, create=False)
+def history_counts(db: Path, exp: rg.Experiment) -> dict[str, int]:
+    """Successful measurements of each history layer on this target in ``db``."""
+    if not db.exists():
+        return {}
+    base = HistoryStore.open(db, create=False)
     try:
         target_id = base.find_target(exp.target)
         counts: dict[str, int] = {}
@@ -509,14 +509,27 @@ def history_lines(exp: rg.Experiment) -> list[str]:
                 counts[t.name or t.key_hash] = len(base.results(task_id, target_id, ok_only=True))
     finally:
         base.close()
-    if not counts:
-        return []
-    low, high = min(counts.values()), max(counts.values())
-    each = f"{low}" if low == high else f"{low}–{high}"
-    return [f"History (`--db {exp.db}`): {sum(counts.values())} successful measurements of "
-            f"{len(counts)} layers on this target, {each} per layer; each layer left out is "
-            "seeded with the other layers' measurements"
-            + (", its pruned variant with every layer's." if exp.pruned else "."), ""]
+    return counts
+
+
+def history_lines(exp: rg.Experiment) -> list[str]:
+    """What the base database holds of the history layers on this target: the history gga
+    is seeded from (a layer left out sees the others'); the same for each variant with a
+    base database of its own (``--history-db``)."""
+    lines: list[str] = []
+    for db, who in [(exp.db, f"History (`--db {exp.db}`)"),
+                    *((v.history_db, f"{v.name}'s history (`--history-db {v.name}={v.history_db}`)")
+                      for v in exp.extra if v.history_db)]:
+        counts = history_counts(db, exp)
+        if not counts:
+            continue
+        low, high = min(counts.values()), max(counts.values())
+        each = f"{low}" if low == high else f"{low}–{high}"
+        lines += [f"{who}: {sum(counts.values())} successful measurements of "
+                  f"{len(counts)} layers on this target, {each} per layer; each layer left out "
+                  "is seeded with the other layers' measurements"
+                  + (", its pruned variant with every layer's." if exp.pruned else "."), ""]
+    return lines
 
 
 def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, command: str) -> Path:
@@ -622,6 +635,10 @@ def add_turns_arguments(ap: argparse.ArgumentParser) -> None:
                     metavar="NAME=SEARCHER[:KEY=VALUE,...]",
                     help="also run a searcher with other options in the same turns, with "
                          "the history, e.g. gga-refresh=gga:refresh=3 (repeatable)")
+    ap.add_argument("--history-db", action="append", default=[], metavar="VARIANT=DB",
+                    help="seed the variant VARIANT's history from the database DB rather "
+                         "than --db, e.g. one that also holds other searchers' runs of the "
+                         "history layers (repeatable)")
     ap.add_argument("--remeasure", type=int, default=0, metavar="ROUNDS",
                     help="after each layer's turns, measure every run's best config again, "
                          "ROUNDS rounds side by side [0: off]")
@@ -665,6 +682,18 @@ def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Expe
             ap.error(str(exc))
         if extra[-1].name in {v.name for v in (*SEARCHERS, *extra[:-1])}:
             ap.error(f"--variant name {extra[-1].name!r} is taken; choose another")
+    for item in args.history_db:
+        name, sep, path = item.partition("=")
+        found = [i for i, v in enumerate(extra) if v.name == name]
+        if not sep or not path:
+            ap.error(f"--history-db takes VARIANT=DB, got {item!r}")
+        if not found:
+            ap.error(f"--history-db names {name!r}, which no --variant defines; define it "
+                     "with --variant first")
+        if not Path(path).is_file():
+            ap.error(f"--history-db {name}: {path} does not exist; give a history database "
+                     "file")
+        extra[found[0]] = replace(extra[found[0]], history_db=Path(path))
     budgets = {v.name: (16 if args.smoke else DEFAULT_BUDGETS.get(v.name, DEFAULT_BUDGETS["gga"]))
                for v in (*SEARCHERS, *extra)}
     for k, val in rg._options(args.budget).items():

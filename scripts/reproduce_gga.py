@@ -86,6 +86,9 @@ class Variant:
     searcher: str
     options: dict[str, Any] = field(default_factory=dict)
     uses_history: bool = True
+    # a base database of its own to seed the history from (gga_turns.py --history-db);
+    # None: the experiment's --db
+    history_db: Path | None = None
 
 
 VARIANTS: tuple[Variant, ...] = (

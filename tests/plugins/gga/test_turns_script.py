@@ -504,3 +504,49 @@ def test_speedups_averaged_over_layers_stand_in_a_whole_run_for_a_mark_never_rea
     assert lines[0].startswith("- gga over xgb: geometric mean <= ")
     assert "against 5x" in lines[0] and "against 3x" in lines[1]
     assert gt.means_lines([one], "v")[0] == "- v over xgb: no layer to average."
+
+
+def test_a_variant_seeded_from_its_own_history_database(tmp_path):
+    rg, exp = _with_variant(tmp_path, "gga-big", {})
+    gt = load_script("gga_turns")
+    (job,) = rg.left_out(exp)
+    # A second base database: the first one's history and one more measurement of it.
+    big = tmp_path / "big.db"
+    src = HistoryStore.open(exp.db, create=False)
+    rg.seed_history(src, big, exp.history_layers, exp.target)
+    (one, *_) = src.results(src.find_task(job.history[0]), src.find_target(exp.target))
+    src.close()
+    store = HistoryStore.open(big)
+    task_id = store.find_task(job.history[0])
+    store.record(run_id=None, task_id=task_id, target_id=store.find_target(exp.target),
+                 results=[one])
+    store.close()
+    (v,) = exp.extra
+    exp = dataclasses.replace(exp, extra=(dataclasses.replace(v, history_db=big),))
+    gt.run_layer(exp, job.task, job.history)
+
+    def seeded(name: str) -> int:  # history records of the layer the left-out one sees
+        s = HistoryStore.open(gt.turns_dir(exp, job.task) / f"{name}.db", create=False)
+        try:
+            return len(s.results(s.find_task(job.history[0]), s.find_target(exp.target),
+                                 ok_only=False))
+        finally:
+            s.close()
+
+    assert seeded("gga-big") == seeded("gga") + 1
+    lines = [x for x in gt.history_lines(exp) if x]
+    assert len(lines) == 2 and lines[1].startswith(f"gga-big's history (`--history-db gga-big={big}`)")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--history-db", "gga-big"], "takes VARIANT=DB"),
+    (["--history-db", "other=x.db"], "no --variant defines"),
+    (["--history-db", "gga-big=absent.db"], "absent.db does not exist"),
+])
+def test_a_bad_history_db_is_a_one_line_error(tmp_path, capsys, args, message):
+    gt = load_script("gga_turns")
+    with pytest.raises(SystemExit) as exc:
+        gt.main(["--layers", "r18_l4ds", "--no-pruned", "--db", str(tmp_path / "base.db"),
+                 "--variant", "gga-big=gga", *args])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err.strip().splitlines()[-1]
