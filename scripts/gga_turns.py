@@ -53,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import reproduce_gga as rg  # noqa: E402  (sets TVM_NUM_THREADS before TVM loads)
 from paired import PairedRatio, paired_ratio  # noqa: E402
-from speedup_mean import MEANS_INTRO, means_lines  # noqa: E402
+from speedup_mean import MEANS_INTRO, TIME_TARGETS, means_lines  # noqa: E402
 from turns import Tick, read_clock, take_turns  # noqa: E402
 
 from history.store import HistoryStore  # noqa: E402
@@ -63,6 +63,7 @@ from orchestrator.task import Task  # noqa: E402
 
 SEARCHERS = (rg.XGB, rg.Variant("gga", "gga"), rg.Variant("ga", "ga", uses_history=False))
 DEFAULT_BUDGETS = {"xgb": 500, "gga": 300, "ga": 300}
+TIMES = dict(TIME_TARGETS)  # how many times sooner than xgb and ga gga should reach the mark
 
 
 def searchers(exp: rg.Experiment) -> tuple[rg.Variant, ...]:
@@ -201,8 +202,8 @@ def reachable(res: TurnsResult) -> dict[str, bool | None]:
     _, x = res.reach("xgb")
     _, a = res.reach("ga")
     return {
-        "5x xgb": None if x is None or floor is None else x >= 5 * floor,
-        "3x ga": None if floor is None else (a is None or a >= 3 * floor),
+        "5x xgb": None if x is None or floor is None else x >= TIMES["xgb"] * floor,
+        "3x ga": None if floor is None else (a is None or a >= TIMES["ga"] * floor),
     }
 
 
@@ -227,8 +228,9 @@ def verdict(res: TurnsResult, name: str = "gga") -> dict[str, bool | None]:
     _, a = res.reach("ga")
     final = res.curves[name].final if name in res.curves else 0.0
     return {
-        "5x xgb": None if x is None else (g is not None and x >= 5 * g),
-        "3x ga": None if g is None and a is None else (g is not None and (a is None or a >= 3 * g)),
+        "5x xgb": None if x is None else (g is not None and x >= TIMES["xgb"] * g),
+        "3x ga": None if g is None and a is None
+        else (g is not None and (a is None or a >= TIMES["ga"] * g)),
         "0.98 final": None if res.reference <= 0 else final >= rg.FINAL_TARGET * res.reference,
     }
 
