@@ -84,8 +84,10 @@ def run_layer(exp: rg.Experiment, task: Task, history: Sequence[Task]) -> None:
         try:
             missing = [t.name for t in history if base.find_task(t) is None]
             if missing and v.uses_history:
-                raise SystemExit(f"error: {db} has no history of {', '.join(missing)}; "
-                                 "run reproduce_gga.py --history-only with the same --db first")
+                fix = (f"give --history-db {v.name} a database that holds every history layer"
+                       if v.history_db else
+                       "run reproduce_gga.py --history-only with the same --db first")
+                raise SystemExit(f"error: {db} has no history of {', '.join(missing)}; {fix}")
             rg.seed_history(base, work / f"{v.name}.db", history if v.uses_history else [],
                             exp.target)
         finally:
@@ -689,6 +691,8 @@ def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Expe
         found = [i for i, v in enumerate(extra) if v.name == name]
         if not sep or not path:
             ap.error(f"--history-db takes VARIANT=DB, got {item!r}")
+        if found and extra[found[0]].history_db is not None:
+            ap.error(f"--history-db names {name!r} twice; give each variant one database")
         if not found:
             ap.error(f"--history-db names {name!r}, which no --variant defines; define it "
                      "with --variant first")

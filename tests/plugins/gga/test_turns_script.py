@@ -536,17 +536,28 @@ def test_a_variant_seeded_from_its_own_history_database(tmp_path):
     assert seeded("gga-big") == seeded("gga") + 1
     lines = [x for x in gt.history_lines(exp) if x]
     assert len(lines) == 2 and lines[1].startswith(f"gga-big's history (`--history-db gga-big={big}`)")
+    # A variant's database without every history layer stops the layer before it runs.
+    other = tmp_path / "other.db"
+    HistoryStore.open(other).close()
+    lacking = dataclasses.replace(exp, work=tmp_path / "work2",
+                                  extra=(dataclasses.replace(v, history_db=other),))
+    with pytest.raises(SystemExit, match="give --history-db gga-big a database"):
+        gt.run_layer(lacking, job.task, job.history)
 
 
 @pytest.mark.parametrize("args, message", [
     (["--history-db", "gga-big"], "takes VARIANT=DB"),
     (["--history-db", "other=x.db"], "no --variant defines"),
     (["--history-db", "gga-big=absent.db"], "absent.db does not exist"),
+    (["--history-db", "gga-big=BASE", "--history-db", "gga-big=BASE"], "twice"),
 ])
 def test_a_bad_history_db_is_a_one_line_error(tmp_path, capsys, args, message):
     gt = load_script("gga_turns")
+    base = tmp_path / "base.db"
+    HistoryStore.open(base).close()
+    args = [a.replace("BASE", str(base)) for a in args]
     with pytest.raises(SystemExit) as exc:
-        gt.main(["--layers", "r18_l4ds", "--no-pruned", "--db", str(tmp_path / "base.db"),
+        gt.main(["--layers", "r18_l4ds", "--no-pruned", "--db", str(base),
                  "--variant", "gga-big=gga", *args])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err.strip().splitlines()[-1]
