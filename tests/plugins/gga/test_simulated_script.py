@@ -1,0 +1,114 @@
+"""scripts/surrogate.py and scripts/gga_simulated.py: searchers run on a surrogate of a
+layer's measured speeds, on the synthetic conv space of the reproduce_gga tests (no TVM)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from orchestrator.loop import TuneOptions, build_space
+from tests.plugins.gga.test_reproduce_script import conv_latency, toy_experiment
+from tests.scripts_under_test import load_script
+
+
+def test_best_so_far_and_the_trial_that_reached_a_mark():
+    sim = load_script("gga_simulated")
+    curve = sim.best_so_far([1.0, 3.0, 2.0, 5.0])
+    assert curve == [1.0, 3.0, 3.0, 5.0]
+    assert sim.trials_to(curve, 3.0) == 2 and sim.trials_to(curve, 6.0) is None
+
+
+class _Fixed:
+    """A stand-in surrogate: 10 GFLOPS for every config."""
+
+    def gflops(self, configs):
+        return np.full(len(configs), 10.0)
+
+
+def test_the_surrogate_measurer_says_it_is_simulated_and_keeps_what_it_answered(tmp_path):
+    sur = load_script("surrogate")
+    rg = load_script("reproduce_gga")
+    exp = toy_experiment(rg, tmp_path, "r18_l4ds", ())
+    task = exp.layers[0]
+    _, space = build_space(exp.plugins, task, exp.target, TuneOptions(space_generator="conv-toy"))
+    configs = [space.sample(random.Random(i)) for i in range(3)]
+    exact = sur.SurrogateMeasurer({task.key: _Fixed()}).measure(space, exp.target, configs)
+    assert [r.measurer for r in exact] == ["surrogate-simulated"] * 3
+    assert all(r.ok and r.gflops(task.flops) == pytest.approx(10.0) for r in exact)
+    noisy = sur.SurrogateMeasurer({task.key: _Fixed()}, noise=0.1, seed=1)
+    got = [r.gflops(task.flops) for r in noisy.measure(space, exp.target, configs)]
+    assert len(set(got)) == 3 and all(7.0 < g < 14.0 for g in got)
+    assert noisy.measured == configs
+
+
+def _sampled(tmp_path, draws: int, seed: int):
+    """r18_l3's toy space, distinct sampled configs and their synthetic GFLOPS."""
+    rg = load_script("reproduce_gga")
+    exp = toy_experiment(rg, tmp_path, "r18_l3", ())
+    task = exp.layers[0]
+    _, space = build_space(exp.plugins, task, exp.target, TuneOptions(space_generator="conv-toy"))
+    rng = random.Random(seed)
+    configs = list({c.key: c for c in (space.sample(rng) for _ in range(draws))}.values())
+    return task, space, configs, np.asarray([task.flops / conv_latency(task, c) / 1e9
+                                             for c in configs])
+
+
+def test_a_surrogate_ranks_configs_it_was_not_fitted_on(tmp_path):
+    sur = load_script("surrogate")
+    task, space, configs, gflops = _sampled(tmp_path, 400, 0)
+    data = sur.LayerData(task, tuple(configs), gflops, len(configs))
+    acc = sur.accuracy(space, data)
+    assert acc.spearman > 0.8 and acc.top_share > 0.95 and acc.median_error < 0.05
+
+
+def test_searchers_run_on_the_surrogate_over_seeds_report_and_resume(tmp_path, monkeypatch):
+    sim = load_script("gga_simulated")
+    rg = load_script("reproduce_gga")
+    exp = toy_experiment(rg, tmp_path, "r18_l4ds", ("r18_l3ds", "r18_l4ds"),
+                         trials=16, budgets={"xgb": 40})
+    rg.run_all(exp, history_only=True)  # real (synthetic-measurer) runs: the surrogate's data
+    variants = [*sim.BASE, rg.parse_variant("gga-p0=gga:probe=0")]
+    runs = sim.layer_runs(exp, exp.layers[0], variants, 2, [str(exp.db)], 0.05)
+    assert {n: sorted(c) for n, c in runs.curves.items()} == {n: [0, 1] for n in ("xgb", "gga", "gga-p0")}
+    assert all(len(c) == 40 for c in runs.curves["xgb"].values())
+    assert all(len(c) == 16 for c in runs.curves["gga"].values())
+    assert all(c == sorted(c) for cs in runs.curves.values() for c in cs.values())
+    path = sim.report(exp, [runs], variants, 2, 0.05, "model", "header", "cmd")
+    text = path.read_text()
+    assert "**Simulated.**" in text and "surrogate-simulated" in text
+    assert "| r18_l4ds |" in text and "| gga-p0 |" in text
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("a kept curve was simulated again")
+
+    monkeypatch.setattr(sim, "simulate", no_run)
+    again = sim.layer_runs(exp, exp.layers[0], variants, 2, [str(exp.db)], 0.05)
+    assert again.curves == runs.curves
+
+
+def test_bad_arguments_are_one_line_errors(tmp_path, capsys):
+    sim = load_script("gga_simulated")
+    with pytest.raises(SystemExit) as e:
+        sim.main(["--db", str(tmp_path / "none.db"), "--data", "x.db"])
+    assert e.value.code == 2 and "does not exist" in capsys.readouterr().err
+    db = tmp_path / "base.db"
+    db.write_bytes(b"")
+    with pytest.raises(SystemExit) as e:
+        sim.main(["--db", str(db), "--data", "x.db", "--layers", "r18_nope"])
+    assert "unknown layer(s) r18_nope" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        sim.main(["--db", str(db), "--data", "x.db", "--variant", "gga=gga:probe=0"])
+    assert "a name of its own" in capsys.readouterr().err
+
+
+def test_measured_first_answers_a_measured_config_with_its_measured_speed(tmp_path):
+    sur = load_script("surrogate")
+    _, space, configs, gflops = _sampled(tmp_path, 200, 1)
+    fit, unseen = configs[:-5], configs[-5:]
+    mixed = sur.Surrogate(space, measured_first=True).fit(fit, gflops[:-5])
+    plain = sur.Surrogate(space).fit(fit, gflops[:-5])
+    assert mixed.gflops(fit[:10]).tolist() == gflops[:10].tolist()
+    assert plain.gflops(fit[:10]).tolist() != gflops[:10].tolist()  # the model's, smoothed
+    assert mixed.gflops(unseen).tolist() == plain.gflops(unseen).tolist()
