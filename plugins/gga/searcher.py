@@ -111,7 +111,12 @@ class GuidedGA:
     beat the best so far, the rest of the search is the ``tl`` tuner's, the paper's other
     method: its rank model trained on filtered history and on every result gga measured,
     its simulated annealing started from gga's best configs). Not in the paper, which
-    runs one method or the other. A resumed run starts as gga again.
+    runs one method or the other. A resumed run starts as gga again. ``climb`` (0: off;
+    N: every generation after the first, N of its children are one-knob expertise
+    variants of the best config so far, each on another knob, as the first generation's
+    probes are of the best seed: a hill climb beside the population). Not in the paper,
+    whose children come from rank-picked parents: the best config is a parent of few of
+    them, and the knob values next to it stay untried for generations.
     """
 
     def __init__(self, population: int = 16, elite: int = 8, crossover_prob: float = 0.5,
@@ -119,7 +124,7 @@ class GuidedGA:
                  probe: int | None = None, seeding: str = "metric",
                  refit: bool = False, lead: int | None = None, refresh: int = 0,
                  screen: int = 0, confirmed: bool = True, explore: float = 0.0,
-                 handoff: int = 0) -> None:
+                 handoff: int = 0, climb: int = 0) -> None:
         if int(population) < 2:
             raise OrchestratorError(f"gga: population must be >= 2, got {population}")
         if int(elite) < 1:
@@ -144,6 +149,10 @@ class GuidedGA:
         if isinstance(handoff, bool) or not isinstance(handoff, int) or handoff < 0:
             raise OrchestratorError(f"gga: handoff must be a whole number of generations "
                                     f">= 0 (0 = off), got {handoff!r}")
+        if (isinstance(climb, bool) or not isinstance(climb, int)
+                or not 0 <= climb <= int(population)):
+            raise OrchestratorError(f"gga: climb must be a whole number of children within "
+                                    f"[0, population] (0 = off), got {climb!r}")
         if isinstance(screen, bool) or not isinstance(screen, int) or screen < 0:
             raise OrchestratorError(f"gga: screen must be a whole number >= 0 (0 = off; K = "
                                     f"breed K times the children measured), got {screen!r}")
@@ -161,6 +170,7 @@ class GuidedGA:
         self.lead = None if lead is None else int(lead)
         self.refresh = refresh
         self.handoff = handoff
+        self.climb = climb
         self.screen = screen
 
     # -- Searcher protocol -------------------------------------------------------------
@@ -306,6 +316,7 @@ class GuidedGA:
             keep=[self.configs[k] for k in keep])
         ranked = sorted(parents, key=lambda c: self._rank_key(c.key))
         children = self._refreshed()
+        children += self._probe(self.configs[best_all], self.climb - len(children))
         children += self._screened(ranked, self.population_size - len(children))
         children += self._fill(self.population_size - len(children), ranked + children)
         self.generation = [c.key for c in children]

@@ -520,3 +520,19 @@ def test_explore_makes_that_share_of_children_by_random_mutation(monkeypatch):
     # explore=0 is the paper's GGA: the proposals do not depend on the option existing.
     assert [c.key for g in _run(GuidedGA(explore=0.0), 4, toy_history(NEAR)) for c in g] == \
         [c.key for g in _run(GuidedGA(), 4, toy_history(NEAR)) for c in g]
+
+
+def test_climb_makes_one_knob_variants_of_the_best_so_far_in_every_generation():
+    s = GuidedGA(climb=4)
+    s.start(context(toy_history([*NEAR, *FAR])))
+    measurer = ReplayMeasurer(results=toy_results(toy_space()))
+    _drain(s, 16, measurer)
+    best = s.configs[min(s.perf, key=s._rank_key)]
+    climbed = _drain(s, 16, measurer)[:4]
+    changed = [[k.name for k in toy_space().knobs if c[k.name] != best[k.name]] for c in climbed]
+    assert all(len(names) == 1 for names in changed)  # one knob of the best each
+    assert len({names[0] for names in changed}) == 4  # each on another knob
+    assert GuidedGA().climb == 0
+    for bad in (-1, 1.5, "2", True, 17):
+        with pytest.raises(OrchestratorError, match="climb must be a whole number"):
+            GuidedGA(climb=bad)
