@@ -84,14 +84,16 @@ def simulate(exp: rg.Experiment, task: Task, variant: rg.Variant, seed: int, mod
     return best_so_far(model.gflops(measurer.measured).tolist()) if measurer.measured else []
 
 
+def signature(exp: rg.Experiment, variant: rg.Variant) -> str:
+    """What a kept curve was simulated with: a curve kept under the same name with
+    other options or another budget is simulated again."""
+    return json.dumps([variant.searcher, exp.options(variant).searcher_options,
+                       exp.budget(variant.name), variant.uses_history], sort_keys=True)
+
+
 def layer_runs(exp: rg.Experiment, task: Task, variants: Sequence[rg.Variant], seeds: int,
                data: Sequence[str], noise: float, oracle: str = "model") -> LayerRuns:
     path = exp.out / "data" / f"{task.name}.json"
-    kept = json.loads(path.read_text()) if path.exists() else {}
-    if kept.get("noise", noise) != noise or kept.get("oracle", "model") != oracle:
-        kept = {}
-    curves: dict[str, dict[int, list[float]]] = {
-        s: {int(k): v for k, v in c.items()} for s, c in kept.get("curves", {}).items()}
     _, space = build_space(exp.plugins, task, exp.target,
                            TuneOptions(space_generator=exp.space_generator))
     dbs = sorted({Path(p) for pattern in data for p in glob.glob(pattern.format(layer=task.name))})
@@ -99,6 +101,16 @@ def layer_runs(exp: rg.Experiment, task: Task, variants: Sequence[rg.Variant], s
     if len(ld.configs) < MIN_CONFIGS:
         raise SystemExit(f"{task.name}: {len(ld.configs)} measured configs in {', '.join(map(str, dbs))}; "
                          "give --data databases that hold this layer's tuning")
+    measured = f"{ld.records} measurements of {len(ld.configs)} configs"
+    kept = json.loads(path.read_text()) if path.exists() else {}
+    if (kept.get("noise", noise), kept.get("oracle", "model"), kept.get("data", measured)) != (
+            noise, oracle, measured):
+        kept = {}  # another surrogate: nothing kept holds
+    signatures = {v.name: signature(exp, v) for v in variants}
+    old = kept.get("signatures", {})
+    curves: dict[str, dict[int, list[float]]] = {
+        s: {int(k): v for k, v in c.items()} for s, c in kept.get("curves", {}).items()
+        if old.get(s, signatures.get(s)) == signatures.get(s, old.get(s))}
     acc = (Accuracy(**kept["accuracy"]) if "accuracy" in kept else accuracy(space, ld))
     model = Surrogate(space, measured_first=oracle == "mixed").fit(ld.configs, ld.gflops)
     todo = [(v, s) for v in variants for s in range(seeds) if s not in curves.get(v.name, {})]
@@ -117,8 +129,10 @@ def layer_runs(exp: rg.Experiment, task: Task, variants: Sequence[rg.Variant], s
                 curves.setdefault(v.name, {})[s] = simulate(exp, task, v, s, model,
                                                              work / "history.db", noise, work)
                 path.parent.mkdir(parents=True, exist_ok=True)
+                old[v.name] = signatures[v.name]
                 path.write_text(json.dumps({"task": task.to_dict(), "noise": noise, "oracle": oracle,
-                                            "accuracy": acc.__dict__, "curves": curves}))
+                                            "data": measured, "accuracy": acc.__dict__,
+                                            "signatures": old, "curves": curves}))
     return LayerRuns(task, len(ld.configs), ld.records, acc, curves)
 
 

@@ -86,6 +86,10 @@ def test_searchers_run_on_the_surrogate_over_seeds_report_and_resume(tmp_path, m
     monkeypatch.setattr(sim, "simulate", no_run)
     again = sim.layer_runs(exp, exp.layers[0], variants, 2, [str(exp.db)], 0.05)
     assert again.curves == runs.curves
+    # the same name with other options is simulated again, not read back
+    changed = [*sim.BASE, rg.parse_variant("gga-p0=gga:probe=2")]
+    with pytest.raises(AssertionError, match="simulated again"):
+        sim.layer_runs(exp, exp.layers[0], changed, 2, [str(exp.db)], 0.05)
 
 
 def test_bad_arguments_are_one_line_errors(tmp_path, capsys):
