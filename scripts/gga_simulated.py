@@ -22,8 +22,8 @@ import argparse
 import dataclasses
 import datetime
 import glob
+import itertools
 import json
-import math
 import shlex
 import shutil
 import statistics
@@ -41,7 +41,6 @@ from orchestrator.loop import TuneOptions, build_space, tune  # noqa: E402
 from orchestrator.task import Task  # noqa: E402
 from surrogate import NAME, Accuracy, Surrogate, SurrogateMeasurer, accuracy, layer_data  # noqa: E402
 
-MARK = 0.95
 MIN_CONFIGS = 20  # fewer measured configs of a layer than this make no surrogate
 BASE = (rg.Variant("xgb", "xgb", uses_history=False), rg.Variant("gga", "gga"))
 
@@ -59,11 +58,7 @@ class LayerRuns:
 
 
 def best_so_far(values: Sequence[float]) -> list[float]:
-    out, top = [], 0.0
-    for v in values:
-        top = max(top, v)
-        out.append(top)
-    return out
+    return list(itertools.accumulate(values, max))
 
 
 def trials_to(curve: Sequence[float], mark: float) -> int | None:
@@ -103,14 +98,14 @@ def layer_runs(exp: rg.Experiment, task: Task, variants: Sequence[rg.Variant], s
                          "give --data databases that hold this layer's tuning")
     measured = f"{ld.records} measurements of {len(ld.configs)} configs"
     kept = json.loads(path.read_text()) if path.exists() else {}
-    if (kept.get("noise", noise), kept.get("oracle", "model"), kept.get("data", measured)) != (
+    if (kept.get("noise", noise), kept.get("oracle", "model"), kept.get("data")) != (
             noise, oracle, measured):
         kept = {}  # another surrogate: nothing kept holds
     signatures = {v.name: signature(exp, v) for v in variants}
     old = kept.get("signatures", {})
     curves: dict[str, dict[int, list[float]]] = {
         s: {int(k): v for k, v in c.items()} for s, c in kept.get("curves", {}).items()
-        if old.get(s, signatures.get(s)) == signatures.get(s, old.get(s))}
+        if s not in old or s not in signatures or old[s] == signatures[s]}
     acc = (Accuracy(**kept["accuracy"]) if "accuracy" in kept else accuracy(space, ld))
     model = Surrogate(space, measured_first=oracle == "mixed").fit(ld.configs, ld.gflops)
     todo = [(v, s) for v in variants for s in range(seeds) if s not in curves.get(v.name, {})]
@@ -136,10 +131,6 @@ def layer_runs(exp: rg.Experiment, task: Task, variants: Sequence[rg.Variant], s
     return LayerRuns(task, len(ld.configs), ld.records, acc, curves)
 
 
-def _geo(values: Sequence[float]) -> float:
-    return math.exp(statistics.fmean(math.log(v) for v in values))
-
-
 def speedups(runs: Sequence[LayerRuns], name: str, seed: int, over: str = "xgb"
              ) -> tuple[list[float], int]:
     """Per layer, ``over``'s trials to the seed's mark over ``name``'s (a run that never
@@ -147,7 +138,7 @@ def speedups(runs: Sequence[LayerRuns], name: str, seed: int, over: str = "xgb"
     out, never = [], 0
     for lr in runs:
         ref = lr.curves["xgb"][seed]
-        mark = MARK * ref[-1]
+        mark = rg.MARK * ref[-1]
         a = trials_to(lr.curves[over][seed], mark)
         b = trials_to(lr.curves[name][seed], mark)
         if a is None:
@@ -171,7 +162,7 @@ def report(exp: rg.Experiment, runs: Sequence[LayerRuns], variants: Sequence[rg.
         + (" (`--oracle mixed`: a config measured there answers with its measured median, "
            "the model answers for the others)" if oracle == "mixed" else "") + ". The "
         f"history of the other layers is real (`--db {exp.db}`). Trials, not seconds. Each "
-        f"seed's mark is {MARK:.0%} of that seed's xgb best after {exp.budget('xgb')} trials; "
+        f"seed's mark is {rg.MARK:.0%} of that seed's xgb best after {exp.budget('xgb')} trials; "
         "a searcher's "
         "curve is the surrogate's exact speed of the best config it had measured by each "
         f"trial. Searchers were told speeds with log-normal noise of spread {noise}. "
@@ -190,7 +181,7 @@ def report(exp: rg.Experiment, runs: Sequence[LayerRuns], variants: Sequence[rg.
     for lr in runs:
         cells = []
         for n in names:
-            got = [trials_to(lr.curves[n][s], MARK * lr.curves["xgb"][s][-1]) for s in range(seeds)]
+            got = [trials_to(lr.curves[n][s], rg.MARK * lr.curves["xgb"][s][-1]) for s in range(seeds)]
             reached = [g for g in got if g is not None]
             never = len(got) - len(reached)
             med = f"{statistics.median(reached):.0f}" if reached else "-"
@@ -206,7 +197,7 @@ def report(exp: rg.Experiment, runs: Sequence[LayerRuns], variants: Sequence[rg.
         geos, finals, nevers = [], [], 0
         for s in range(seeds):
             sp, never = speedups(runs, n, s)
-            geos.append(_geo(sp))
+            geos.append(statistics.geometric_mean(sp))
             nevers += never
             finals.append(statistics.median(lr.curves[n][s][-1] / lr.curves["xgb"][s][-1]
                                              for lr in runs))
@@ -219,7 +210,7 @@ def report(exp: rg.Experiment, runs: Sequence[LayerRuns], variants: Sequence[rg.
                   "| setting | median of seeds [lowest, highest] | seeds sooner than gga |",
                   "|---|---|---|"]
         for n in names[2:]:
-            geos = [_geo(speedups(runs, n, s, over="gga")[0]) for s in range(seeds)]
+            geos = [statistics.geometric_mean(speedups(runs, n, s, over="gga")[0]) for s in range(seeds)]
             lines.append(f"| {n} | {statistics.median(geos):.2f}x [{min(geos):.2f}, {max(geos):.2f}] | "
                          f"{sum(g > 1 for g in geos)} of {seeds} |")
     path = exp.out / "gga-simulated.md"

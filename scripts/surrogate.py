@@ -27,6 +27,7 @@ from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo
 from orchestrator.task import Task
 from plugins.tl.features import FeatureEncoder
+from plugins.tuna.metrics import spearman
 
 NAME = "surrogate-simulated"
 
@@ -110,12 +111,6 @@ class Accuracy:
     median_error: float  # median |predicted / measured - 1|
 
 
-def _ranks(v: np.ndarray) -> np.ndarray:
-    r = np.empty(len(v))
-    r[np.argsort(v, kind="stable")] = np.arange(len(v))
-    return r
-
-
 def accuracy(space: Space, data: LayerData, folds: int = 5, seed: int = 0) -> Accuracy:
     idx = list(range(len(data.configs)))
     random.Random(seed).shuffle(idx)
@@ -126,7 +121,7 @@ def accuracy(space: Space, data: LayerData, folds: int = 5, seed: int = 0) -> Ac
         model = Surrogate(space, seed).fit([data.configs[i] for i in train], data.gflops[train])
         pred = model.gflops([data.configs[i] for i in test])
         true = data.gflops[test]
-        rho.append(float(np.corrcoef(_ranks(pred), _ranks(true))[0, 1]))
+        rho.append(spearman(pred.tolist(), true.tolist()))
         share.append(float(true[int(np.argmax(pred))] / true.max()))
         err.extend(np.abs(pred / true - 1.0).tolist())
     return Accuracy(float(np.median(rho)), float(np.median(share)), float(np.median(err)))

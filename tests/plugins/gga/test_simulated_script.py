@@ -8,8 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from orchestrator.loop import TuneOptions, build_space
-from tests.plugins.gga.test_reproduce_script import conv_latency, toy_experiment
+from orchestrator.testing.conformance import TOY_TARGET
+from tests.plugins.gga.test_reproduce_script import conv_latency, conv_space, toy_experiment
 from tests.scripts_under_test import load_script
 
 
@@ -27,37 +27,33 @@ class _Fixed:
         return np.full(len(configs), 10.0)
 
 
-def test_the_surrogate_measurer_says_it_is_simulated_and_keeps_what_it_answered(tmp_path):
+def test_the_surrogate_measurer_says_it_is_simulated_and_keeps_what_it_answered():
     sur = load_script("surrogate")
-    rg = load_script("reproduce_gga")
-    exp = toy_experiment(rg, tmp_path, "r18_l4ds", ())
-    task = exp.layers[0]
-    _, space = build_space(exp.plugins, task, exp.target, TuneOptions(space_generator="conv-toy"))
+    task = load_script("reproduce_gga").resnet_layers()[-1]
+    space = conv_space(task)
     configs = [space.sample(random.Random(i)) for i in range(3)]
-    exact = sur.SurrogateMeasurer({task.key: _Fixed()}).measure(space, exp.target, configs)
+    exact = sur.SurrogateMeasurer({task.key: _Fixed()}).measure(space, TOY_TARGET, configs)
     assert [r.measurer for r in exact] == ["surrogate-simulated"] * 3
     assert all(r.ok and r.gflops(task.flops) == pytest.approx(10.0) for r in exact)
     noisy = sur.SurrogateMeasurer({task.key: _Fixed()}, noise=0.1, seed=1)
-    got = [r.gflops(task.flops) for r in noisy.measure(space, exp.target, configs)]
+    got = [r.gflops(task.flops) for r in noisy.measure(space, TOY_TARGET, configs)]
     assert len(set(got)) == 3 and all(7.0 < g < 14.0 for g in got)
     assert noisy.measured == configs
 
 
-def _sampled(tmp_path, draws: int, seed: int):
+def _sampled(draws: int, seed: int):
     """r18_l3's toy space, distinct sampled configs and their synthetic GFLOPS."""
-    rg = load_script("reproduce_gga")
-    exp = toy_experiment(rg, tmp_path, "r18_l3", ())
-    task = exp.layers[0]
-    _, space = build_space(exp.plugins, task, exp.target, TuneOptions(space_generator="conv-toy"))
+    task = {t.name: t for t in load_script("reproduce_gga").resnet_layers()}["r18_l3"]
+    space = conv_space(task)
     rng = random.Random(seed)
     configs = list({c.key: c for c in (space.sample(rng) for _ in range(draws))}.values())
     return task, space, configs, np.asarray([task.flops / conv_latency(task, c) / 1e9
                                              for c in configs])
 
 
-def test_a_surrogate_ranks_configs_it_was_not_fitted_on(tmp_path):
+def test_a_surrogate_ranks_configs_it_was_not_fitted_on():
     sur = load_script("surrogate")
-    task, space, configs, gflops = _sampled(tmp_path, 400, 0)
+    task, space, configs, gflops = _sampled(400, 0)
     data = sur.LayerData(task, tuple(configs), gflops, len(configs))
     acc = sur.accuracy(space, data)
     assert acc.spearman > 0.8 and acc.top_share > 0.95 and acc.median_error < 0.05
@@ -107,9 +103,9 @@ def test_bad_arguments_are_one_line_errors(tmp_path, capsys):
     assert "a name of its own" in capsys.readouterr().err
 
 
-def test_measured_first_answers_a_measured_config_with_its_measured_speed(tmp_path):
+def test_measured_first_answers_a_measured_config_with_its_measured_speed():
     sur = load_script("surrogate")
-    _, space, configs, gflops = _sampled(tmp_path, 200, 1)
+    _, space, configs, gflops = _sampled(200, 1)
     fit, unseen = configs[:-5], configs[-5:]
     mixed = sur.Surrogate(space, measured_first=True).fit(fit, gflops[:-5])
     plain = sur.Surrogate(space).fit(fit, gflops[:-5])
