@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 _ATTEMPTS_PER_CHILD = 30
 _MAX_SAMPLE_MISSES = 500
 SEEDINGS = ("metric", "tasks", "kin")
+HANDOFF_TUNERS = ("tl", "xgb")
 
 
 def performance(result: MeasureResult) -> float:
@@ -111,7 +112,9 @@ class GuidedGA:
     beat the best so far, the rest of the search is the ``tl`` tuner's, the paper's other
     method: its rank model trained on filtered history and on every result gga measured,
     its simulated annealing started from gga's best configs). Not in the paper, which
-    runs one method or the other. A resumed run starts as gga again. ``climb`` (0: off;
+    runs one method or the other. A resumed run starts as gga again. ``handoff_to``
+    ("tl": the tuner above; "xgb": AutoTVM's tuner without history, its model trained on
+    gga's results only, for a history whose other tasks mislead the model). ``climb`` (0: off;
     N: every generation after the first, N of its children are one-knob expertise
     variants of the best config so far, each on another knob, as the first generation's
     probes are of the best seed: a hill climb beside the population). Not in the paper,
@@ -124,7 +127,7 @@ class GuidedGA:
                  probe: int | None = None, seeding: str = "metric",
                  refit: bool = False, lead: int | None = None, refresh: int = 0,
                  screen: int = 0, confirmed: bool = True, explore: float = 0.0,
-                 handoff: int = 0, climb: int = 0) -> None:
+                 handoff: int = 0, climb: int = 0, handoff_to: str = "tl") -> None:
         if int(population) < 2:
             raise OrchestratorError(f"gga: population must be >= 2, got {population}")
         if int(elite) < 1:
@@ -149,6 +152,9 @@ class GuidedGA:
         if isinstance(handoff, bool) or not isinstance(handoff, int) or handoff < 0:
             raise OrchestratorError(f"gga: handoff must be a whole number of generations "
                                     f">= 0 (0 = off), got {handoff!r}")
+        if handoff_to not in HANDOFF_TUNERS:
+            raise OrchestratorError(f"gga: handoff_to must be one of "
+                                    f"{', '.join(HANDOFF_TUNERS)}, got {handoff_to!r}")
         if (isinstance(climb, bool) or not isinstance(climb, int)
                 or not 0 <= climb <= int(population)):
             raise OrchestratorError(f"gga: climb must be a whole number of children within "
@@ -169,7 +175,7 @@ class GuidedGA:
         self.seeding, self.refit = seeding, refit
         self.lead = None if lead is None else int(lead)
         self.refresh = refresh
-        self.handoff = handoff
+        self.handoff, self.handoff_to = handoff, handoff_to
         self.climb = climb
         self.screen = screen
 
@@ -181,7 +187,7 @@ class GuidedGA:
         self.space = context.space
         self.rng = random.Random(context.seed)
         self._context = context
-        self.handed: Any = None  # the tl tuner the search was handed to (``handoff``)
+        self.handed: Any = None  # the tuner the search was handed to (``handoff``)
         self.perf: dict[str, float] = {}
         self.configs: dict[str, Config] = {}
         self.seen: set[str] = set()
@@ -389,15 +395,17 @@ class GuidedGA:
         self._best_perf = max(best, self._best_perf)
 
     def _hand_off(self) -> None:
-        """Give the rest of the search to the ``tl`` tuner, told every result so far."""
-        from plugins.tl.searcher import TransferSearcher
+        """Give the rest of the search to the ``handoff_to`` tuner, told every result so
+        far."""
+        from plugins.tl.searcher import TransferSearcher, XGBSearcher
 
-        tuner = TransferSearcher()
+        tuner = TransferSearcher() if self.handoff_to == "tl" else XGBSearcher()
         tuner.start(dataclasses.replace(self._context, prior=tuple(self.own)))
+        tuner.fit_now()
         self.handed = tuner
         self.pending = []
-        log.info("gga: no better config for %d generations; handing the search to tl after "
-                 "%d results", self._stalled, len(self.own))
+        log.info("gga: no better config for %d generations; handing the search to %s after "
+                 "%d results", self._stalled, self.handoff_to, len(self.own))
 
     def _refreshed(self) -> list[Config]:
         """Fresh history candidates for half the next generation once the search has

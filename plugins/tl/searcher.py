@@ -90,6 +90,12 @@ class ModelSearcher:
         if self._due():
             self._refit()
 
+    def fit_now(self) -> None:
+        """Fit on the results it holds, before its first ``plan_size`` of them: for a
+        search handed over midway, whose first proposals would otherwise be random."""
+        if self.own and not self.model.fitted:
+            self._refit()
+
     # -- internals ---------------------------------------------------------------------
     def _add(self, r: MeasureResult) -> None:
         self.seen.add(r.config.key)

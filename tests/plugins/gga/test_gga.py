@@ -375,6 +375,23 @@ def test_a_stalled_search_is_handed_to_the_tl_tuner_told_every_result():
     assert len(s.own) == 64  # gga keeps counting what was measured
 
 
+def test_handoff_to_xgb_hands_the_search_to_a_tuner_fitted_on_gga_results_only():
+    from plugins.tl.searcher import XGBSearcher
+
+    s = GuidedGA(handoff=2, handoff_to="xgb")
+    s.start(context(toy_history([*NEAR, *FAR])))
+    measurer = _WorseAfter(16)
+    gga_made = [c for _ in range(3) for c in _drain(s, 16, measurer)]
+    after = _drain(s, 16, measurer)
+    assert type(s.handed) is XGBSearcher and not s.handed.uses_history
+    # fitted at once on gga's 48 results, before xgb's own first 64
+    assert s.handed.fits >= 1 and s.handed.model.fitted
+    assert len(s.handed.own) == 64 and not {c.key for c in after} & {c.key for c in gga_made}
+    for bad in ("xgboost", "", None):
+        with pytest.raises(OrchestratorError, match="handoff_to must be one of tl, xgb"):
+            GuidedGA(handoff_to=bad)
+
+
 def test_handoff_is_off_by_default_and_must_be_a_whole_number():
     assert GuidedGA().handoff == 0
     s = GuidedGA()
