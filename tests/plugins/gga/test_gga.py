@@ -384,8 +384,8 @@ def test_handoff_to_xgb_hands_the_search_to_a_tuner_fitted_on_gga_results_only()
     gga_made = [c for _ in range(3) for c in _drain(s, 16, measurer)]
     after = _drain(s, 16, measurer)
     assert type(s.handed) is XGBSearcher and not s.handed.uses_history
-    # fitted at once on gga's 48 results, before xgb's own first 64
-    assert s.handed.fits >= 1 and s.handed.model.fitted
+    # fitted at the handoff on gga's 48 results, then again at 64 (xgb alone: once, at 64)
+    assert s.handed.fits == 2 and s.handed.model.fitted
     assert len(s.handed.own) == 64 and not {c.key for c in after} & {c.key for c in gga_made}
     for bad in ("xgboost", "", None):
         with pytest.raises(OrchestratorError, match="handoff_to must be one of tl, xgb"):
