@@ -5,10 +5,11 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from history.store import HistoryStore, Record
+from history.store import HistoryStore, ImportGroup, Provenance, Record
 from orchestrator.errors import HistoryError, OrchestratorError
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import Config
@@ -16,7 +17,8 @@ from orchestrator.target import TargetInfo, freeze_tvm_json
 from orchestrator.task import Task
 
 CSV_FIELDS = ("task", "target", "config", "status", "latency", "latencies", "build_seconds",
-              "run_seconds", "error", "measurer", "created_at", "run_id")
+              "run_seconds", "error", "measurer", "created_at", "run_id", "tool_version",
+              "tvm_version")
 
 
 def record_to_dict(rec: Record) -> dict[str, Any]:
@@ -27,6 +29,7 @@ def record_to_dict(rec: Record) -> dict[str, Any]:
         "latency": r.latency if r.ok else None, "latencies": list(r.latencies),
         "build_seconds": r.build_seconds, "run_seconds": r.run_seconds, "error": r.error,
         "measurer": r.measurer, "created_at": rec.created_at, "run_id": rec.run_id,
+        "tool_version": rec.tool_version, "tvm_version": rec.tvm_version,
     }
 
 
@@ -67,8 +70,12 @@ def _rows(path: Path, fmt: str) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def import_records(store: HistoryStore, path: Path, fmt: str) -> tuple[int, int]:
-    """Validate the whole file first, then store it; returns (imported, skipped duplicates)."""
-    parsed: list[tuple[Task, dict[str, Any], MeasureResult]] = []
+    """Validate the whole file first, then store it in one transaction; returns (imported,
+    skipped duplicates). Each measurement keeps the time it was made and the tool and TVM
+    versions that made it, as the file gives them ('' where an older export has none);
+    the measurements of each task and target go under one new run, searcher ``import``."""
+    parsed: list[tuple[Task, dict[str, Any], MeasureResult, Provenance]] = []
+    imported_at = datetime.now(timezone.utc)
     try:
         for n, row in _rows(path, fmt):
             try:
@@ -80,15 +87,19 @@ def import_records(store: HistoryStore, path: Path, fmt: str) -> tuple[int, int]
                     str(row.get("error") or ""), str(row.get("measurer") or "imported"))
                 if not isinstance(row["target"], dict) or "kind" not in row["target"]:
                     raise ValueError("target must be a TVM target JSON object")
+                made = Provenance(_when(row.get("created_at"), imported_at),
+                                  str(row.get("tool_version") or ""),
+                                  str(row.get("tvm_version") or ""))
             except (OrchestratorError, KeyError, ValueError, TypeError) as exc:
                 raise HistoryError(f"{path}:{n}: bad record ({type(exc).__name__}: {exc})") from None
-            parsed.append((task, row["target"], result))
+            parsed.append((task, row["target"], result, made))
     except OSError as exc:
         raise HistoryError(f"cannot read {path}: {exc.strerror or exc}") from None
     skipped = 0
     # Per (task, target): ids, the (config, samples) already stored, and what to add.
-    groups: dict[tuple[str, str], tuple[int, int, set[tuple[str, str]], list[MeasureResult]]] = {}
-    for task, target_json, result in parsed:
+    groups: dict[tuple[str, str], tuple[int, int, set[tuple[str, str]],
+                                        list[tuple[MeasureResult, Provenance]]]] = {}
+    for task, target_json, result, made in parsed:
         target = _target_stub(target_json)
         k = (task.key, target.key)
         if k not in groups:
@@ -102,10 +113,20 @@ def import_records(store: HistoryStore, path: Path, fmt: str) -> tuple[int, int]
             skipped += 1
             continue
         existing.add(sig)
-        new.append(result)
-    imported = sum(store.record(run_id=None, task_id=tid, target_id=gid, results=new)
-                   for tid, gid, _, new in groups.values())
-    return imported, skipped
+        new.append((result, made))
+    store.record_import([ImportGroup(tid, gid, tuple(r for r, _ in new), tuple(p for _, p in new))
+                         for tid, gid, _, new in groups.values()], source=path.name)
+    return sum(len(new) for *_, new in groups.values()), skipped
+
+
+def _when(text: Any, default: datetime) -> datetime:
+    """An ISO 8601 time as an aware UTC datetime (a naive one is taken as UTC, as the
+    store writes them); ``default`` where the file gives none."""
+    if text is None or text == "":
+        return default
+    when = datetime.fromisoformat(str(text))
+    return (when.replace(tzinfo=timezone.utc) if when.tzinfo is None
+            else when.astimezone(timezone.utc))
 
 
 def _target_stub(tvm_json: dict[str, Any]) -> TargetInfo:

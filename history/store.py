@@ -10,6 +10,7 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -97,6 +98,28 @@ class Record:
     target_key: str
     result: MeasureResult
     created_at: str
+    tool_version: str = ""
+    tvm_version: str = ""
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """When a measurement was made and with which versions of this tool and TVM ('' when
+    not known), as an import keeps them rather than stamping its own."""
+
+    created_at: datetime
+    tool_version: str = ""
+    tvm_version: str = ""
+
+
+@dataclass(frozen=True)
+class ImportGroup:
+    """Measurements of one task on one target read from a file, with their provenance."""
+
+    task_id: int
+    target_id: int
+    results: tuple[MeasureResult, ...]
+    provenance: tuple[Provenance, ...]
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -316,6 +339,41 @@ class HistoryStore:
             s.commit()
         return len(results)
 
+    def record_import(self, groups: Sequence[ImportGroup], source: str) -> list[int]:
+        """Store imported measurements in one transaction: each group under a new finished
+        run (searcher ``import``, its stop reason naming ``source``), every measurement with
+        its own provenance. Returns the new runs' ids; nothing is written if any part fails."""
+        groups = [g for g in groups if g.results]
+        run_ids = []
+        now = utcnow()
+        with Session(self.engine) as s:
+            for g in groups:
+                if len(g.provenance) != len(g.results):
+                    raise ValueError("record_import: one provenance per result")
+                resume_key = json.dumps({"import": source, "task_id": g.task_id,
+                                         "target_id": g.target_id, "at": now.isoformat()})
+                run = RunRow(task_id=g.task_id, target_id=g.target_id,
+                             resume_hash=key_hash(resume_key), resume_key=resume_key,
+                             searcher="import", measurer="import", space_generator="",
+                             pruners="[]", seed=0, max_trials=len(g.results), status="finished",
+                             stop_reason=f"imported from {source}"[:500], started_at=now,
+                             finished_at=now, tool_version=TOOL_VERSION, tvm_version=TVM_VERSION)
+                s.add(run)
+                s.flush()
+                config_ids = self._config_ids(s, g.task_id, [r.config for r in g.results])
+                s.execute(insert(MeasurementRow), [{
+                    "run_id": run.id, "task_id": g.task_id, "target_id": g.target_id,
+                    "config_id": cid, "status": r.status.value,
+                    "latency": r.latency if r.ok else None,
+                    "latencies": json.dumps(list(r.latencies)), "build_seconds": r.build_seconds,
+                    "run_seconds": r.run_seconds, "error": r.error[:4000], "measurer": r.measurer,
+                    "created_at": p.created_at, "tool_version": p.tool_version,
+                    "tvm_version": p.tvm_version,
+                } for r, p, cid in zip(g.results, g.provenance, config_ids)])
+                run_ids.append(int(run.id))  # type: ignore[arg-type]
+            s.commit()
+        return run_ids
+
     def results(self, task_id: int, target_id: int | None, *, run_id: int | None = None,
                 ok_only: bool = False) -> list[MeasureResult]:
         """Stored results of a task on a target (on any, for None), oldest first (one
@@ -392,8 +450,9 @@ class HistoryStore:
         # The labels let _to_task and _to_result read a row as they read the models.
         m = MeasurementRow
         stmt = (select(m.id, m.run_id, m.status, m.latencies, m.build_seconds,  # type: ignore[call-overload]
-                       m.run_seconds, m.error, m.measurer, m.created_at,
-                       ConfigRow.key.label("config_key"), TaskRow.id.label("task_id"),
+                       m.run_seconds, m.error, m.measurer, m.created_at, m.tool_version,
+                       m.tvm_version, ConfigRow.key.label("config_key"),
+                       TaskRow.id.label("task_id"),
                        TaskRow.op, TaskRow.shape, TaskRow.dtype, TaskRow.name,
                        TargetRow.key.label("target_key"))
                 .join(ConfigRow, ConfigRow.id == m.config_id)
@@ -410,7 +469,8 @@ class HistoryStore:
                 if task is None:
                     task = tasks[row.task_id] = _to_task(row)
                 out.append(Record(int(row.id), row.run_id, task, row.target_key,
-                                  _to_result(row, row.config_key), row.created_at.isoformat()))
+                                  _to_result(row, row.config_key), row.created_at.isoformat(),
+                                  row.tool_version, row.tvm_version))
         return out
 
     def runs(self, *, where: Sequence[Any] = (), limit: int = 50) -> list[RunView]:
@@ -490,7 +550,8 @@ def _to_result(m: MeasurementRow | Row[Any], config_key: str) -> MeasureResult:
 
 def _to_record(m: MeasurementRow, config_key: str, t: TaskRow, target_key: str) -> Record:
     return Record(int(m.id), m.run_id, _to_task(t), target_key,  # type: ignore[arg-type]
-                  _to_result(m, config_key), m.created_at.isoformat())
+                  _to_result(m, config_key), m.created_at.isoformat(), m.tool_version,
+                  m.tvm_version)
 
 
 def _to_run(r: RunRow, t: TaskRow, target_key: str, n: int, best: float | None) -> RunView:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 
 import pytest
 
@@ -29,17 +30,92 @@ def test_export_then_import_into_an_empty_database(filled, tmp_path, fmt):
     assert other.results(tid, gid) == filled.results(1, 1)
 
 
-def test_a_malformed_line_is_refused_before_anything_is_written(filled, tmp_path):
+@pytest.mark.parametrize("n, field, value, error", [
+    (3, "status", "exploded", r"out.jsonl:4: bad record"),
+    (5, "created_at", "last tuesday", r"out.jsonl:6: bad record \(ValueError"),
+])
+def test_a_malformed_line_is_refused_before_anything_is_written(filled, tmp_path, n, field,
+                                                                value, error):
     path = tmp_path / "out.jsonl"
     export_records(filled, path, "jsonl", [])
     lines = path.read_text().splitlines()
-    broken = json.loads(lines[3])
-    broken["status"] = "exploded"
-    path.write_text("\n".join(lines[:3] + [json.dumps(broken)] + lines[4:]) + "\n")
+    broken = json.loads(lines[n])
+    broken[field] = value
+    path.write_text("\n".join(lines[:n] + [json.dumps(broken)] + lines[n + 1:]) + "\n")
     other = HistoryStore.open(tmp_path / "other.db")
-    with pytest.raises(HistoryError, match=r"out.jsonl:4: bad record"):
+    with pytest.raises(HistoryError, match=error):
         import_records(other, path, "jsonl")
-    assert other.count() == 0
+    assert other.count() == 0 and other.runs() == []
     path.write_text("{not json\n")
     with pytest.raises(HistoryError, match=r":1: not JSON"):
         import_records(other, path, "jsonl")
+
+
+def _provenance(store):
+    return [(r.result.config.key, r.created_at, r.tool_version, r.tvm_version)
+            for r in store.records()]
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_an_import_keeps_when_and_with_what_each_measurement_was_made(filled, tmp_path, fmt):
+    path = tmp_path / f"out.{fmt}"
+    export_records(filled, path, fmt, [])
+    other = HistoryStore.open(tmp_path / "other.db")
+    import_records(other, path, fmt)
+    kept = _provenance(other)
+    assert kept == _provenance(filled)
+    assert all(tool and tvm for _, _, tool, tvm in kept)  # the store stamps both
+
+
+def test_an_import_is_one_finished_run_per_task_and_target(filled, tmp_path):
+    path = tmp_path / "team.jsonl"
+    export_records(filled, path, "jsonl", [])
+    other = HistoryStore.open(tmp_path / "other.db")
+    import_records(other, path, "jsonl")
+    [run] = other.runs()
+    assert (run.searcher, run.status, run.measured) == ("import", "finished", 12)
+    assert run.stop_reason == "imported from team.jsonl"
+    assert run.task == TOY_TASK
+    assert {r.run_id for r in other.records()} == {run.id}
+    import_records(other, path, "jsonl")  # nothing new: no empty run either
+    assert len(other.runs()) == 1
+
+
+def test_an_older_export_without_versions_or_times_is_imported_as_unknown(filled, tmp_path):
+    path = tmp_path / "old.jsonl"
+    export_records(filled, path, "jsonl", [])
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:
+        del row["tool_version"], row["tvm_version"], row["created_at"]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    other = HistoryStore.open(tmp_path / "other.db")
+    before = datetime.now(timezone.utc)
+    assert import_records(other, path, "jsonl") == (12, 0)
+    after = datetime.now(timezone.utc)
+    kept = _provenance(other)
+    assert {(tool, tvm) for *_, tool, tvm in kept} == {("", "")}  # not the importer's
+    for _, when, *_ in kept:  # the import's time
+        assert before <= datetime.fromisoformat(when).replace(tzinfo=timezone.utc) <= after
+
+
+def test_a_database_error_halfway_through_an_import_writes_nothing(filled, tmp_path, monkeypatch):
+    path = tmp_path / "out.jsonl"
+    export_records(filled, path, "jsonl", [])
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    second = {**TOY_TARGET.tvm_json, "mcpu": "other"}
+    path.write_text("".join(json.dumps({**r, "target": t}) + "\n"
+                            for r in rows for t in (r["target"], second)))
+    other = HistoryStore.open(tmp_path / "other.db")
+    calls = []
+    real = HistoryStore._config_ids
+
+    def failing_on_the_second_group(self, s, task_id, configs):
+        calls.append(task_id)
+        if len(calls) == 2:
+            raise RuntimeError("disk full")
+        return real(self, s, task_id, configs)
+
+    monkeypatch.setattr(HistoryStore, "_config_ids", failing_on_the_second_group)
+    with pytest.raises(RuntimeError, match="disk full"):
+        import_records(other, path, "jsonl")
+    assert other.count() == 0 and other.runs() == []
