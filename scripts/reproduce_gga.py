@@ -401,10 +401,31 @@ def _remeasure_records(exp: Experiment, task: Task, bests: dict[str, Config], pa
     try:
         run_id = _finished_remeasure(store, _remeasure_key(exp, task, list(bests.values())))
         if run_id is None:
+            run_id = _covering_remeasure(store, exp, task, list(bests.values()))
+        if run_id is None:
             return None
         return store.records(where=[MeasurementRow.run_id == run_id])
     finally:
         store.close()
+
+
+def _covering_remeasure(store: HistoryStore, exp: Experiment, task: Task,
+                        configs: Sequence[Config]) -> int | None:
+    """The newest finished remeasure run of the task that timed these configs among
+    others, side by side all the same (a report reading fewer searchers than were
+    measured, e.g. some layers' variants left out to average over more layers)."""
+    wanted = {c.key for c in configs}
+    with Session(store.engine) as s:
+        rows = s.exec(select(RunRow.id, RunRow.resume_key)
+                      .where(RunRow.searcher == "remeasure", RunRow.status == "finished")
+                      .order_by(RunRow.id.desc()))  # type: ignore[union-attr]
+        for run_id, resume_key in rows:
+            key = json.loads(resume_key)
+            if (key.get("script") == "reproduce_gga-remeasure" and key.get("task") == task.key
+                    and key.get("target") == exp.target.key
+                    and wanted <= set(key.get("configs", ()))):
+                return int(run_id)
+    return None
 
 
 def remeasured(exp: Experiment, task: Task, bests: dict[str, Config], path: Path | None = None

@@ -285,6 +285,29 @@ def test_a_variants_final_is_compared_with_ggas_in_the_remeasure_rounds(tmp_path
     assert gt.variants_again(dataclasses.replace(exp, extra=()), [res]) == []
 
 
+def test_a_report_without_a_variant_reads_the_timings_made_beside_it(tmp_path):
+    """Some layers' variants left out (to average more layers): the remeasure run that
+    timed their configs with the others' side by side is read for the others."""
+    rg, exp = _with_variant(tmp_path, "gga-p0", {"probe": 0}, remeasure=3)
+    gt = load_script("gga_turns")
+    (job,) = rg.left_out(exp)
+    gt.run_layer(exp, job.task, job.history)
+    with_variant, _ = gt.again(exp, gt.layer_turns(exp, job.task))
+    fewer = dataclasses.replace(exp, extra=())
+    without, _ = gt.again(fewer, gt.layer_turns(fewer, job.task))
+    assert set(without) == {"xgb", "gga", "ga"}
+    assert without == {k: v for k, v in with_variant.items() if k != "gga-p0"}
+    assert gt.paired_finals(fewer, gt.layer_turns(fewer, job.task))["gga"].rounds == 3
+    # another task's timings, or a config the run did not time, are never read
+    store = HistoryStore.open(gt.turns_dir(exp, job.task) / "remeasure.db", create=False)
+    configs = list(gt.bests(gt.layer_turns(fewer, job.task)).values())
+    assert rg._covering_remeasure(store, exp, job.task, configs) is not None
+    assert rg._covering_remeasure(store, exp, job.history[0], configs) is None
+    stranger = Config.of({k: v for k, v in configs[0].to_dict().items()} | {"unseen": 1})
+    assert rg._covering_remeasure(store, exp, job.task, [*configs, stranger]) is None
+    store.close()
+
+
 def test_verdict_counts_a_ga_that_never_reached_the_mark_as_beaten():
     gt = load_script("gga_turns")
     res = _turns(xgb=([50, 100], [10, 60]), gga=([99, 99], [2, 4]), ga=([10, 20], [1, 2]))
