@@ -70,7 +70,8 @@ def _rows(path: Path, fmt: str) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def import_records(store: HistoryStore, path: Path, fmt: str) -> tuple[int, int]:
-    """Validate the whole file first, then store it in one transaction; returns (imported,
+    """Validate the whole file first, then store its measurements and runs in one
+    transaction (the tasks and targets they name may be added first); returns (imported,
     skipped duplicates). Each measurement keeps the time it was made and the tool and TVM
     versions that made it, as the file gives them ('' where an older export has none);
     the measurements of each task and target go under one new run, searcher ``import``."""

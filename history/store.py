@@ -356,7 +356,7 @@ class HistoryStore:
                              resume_hash=key_hash(resume_key), resume_key=resume_key,
                              searcher="import", measurer="import", space_generator="",
                              pruners="[]", seed=0, max_trials=len(g.results), status="finished",
-                             stop_reason=f"imported from {source}"[:500], started_at=now,
+                             stop_reason=f"imported from {source}", started_at=now,
                              finished_at=now, tool_version=TOOL_VERSION, tvm_version=TVM_VERSION)
                 s.add(run)
                 s.flush()

@@ -393,8 +393,9 @@ def remeasure_bests(exp: Experiment, task: Task, bests: dict[str, Config], path:
 
 def _remeasure_records(exp: Experiment, task: Task, bests: dict[str, Config], path: Path
                        ) -> list[Record] | None:
-    """The records of the newest finished remeasure run of exactly these configs, oldest
-    first; None if there is none."""
+    """The records of the newest finished remeasure run of exactly these configs (or,
+    without one, of the newest that timed them among others), oldest first; None if
+    there is none."""
     if not path.exists() or not bests:
         return None
     store = HistoryStore.open(path, create=False)
@@ -430,8 +431,8 @@ def _covering_remeasure(store: HistoryStore, exp: Experiment, task: Task,
 
 def remeasured(exp: Experiment, task: Task, bests: dict[str, Config], path: Path | None = None
                ) -> tuple[dict[str, float], str] | None:
-    """Median GFLOPS of each searcher's best in the newest finished remeasure run of
-    exactly these configs, and when it was measured; None if there is none."""
+    """Median GFLOPS of each searcher's best in the remeasure run of these configs that
+    :func:`_remeasure_records` reads, and when it was measured; None if there is none."""
     records = _remeasure_records(exp, task, bests,
                                  _remeasure_db(exp, task) if path is None else path)
     if records is None:
@@ -448,8 +449,9 @@ def remeasured(exp: Experiment, task: Task, bests: dict[str, Config], path: Path
 def remeasured_rounds(exp: Experiment, task: Task, bests: dict[str, Config], path: Path
                       ) -> dict[str, list[float | None]] | None:
     """Each searcher's latencies, round by round (None where a round failed), in the
-    newest finished remeasure run of exactly these configs; None if there is none. The
-    runs record each config's results in round order (:func:`remeasure_bests`)."""
+    remeasure run of these configs that :func:`_remeasure_records` reads; None if there
+    is none. The runs record each config's results in round order
+    (:func:`remeasure_bests`)."""
     records = _remeasure_records(exp, task, bests, path)
     if records is None:
         return None

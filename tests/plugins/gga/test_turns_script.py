@@ -303,7 +303,7 @@ def test_a_report_without_a_variant_reads_the_timings_made_beside_it(tmp_path):
     configs = list(gt.bests(gt.layer_turns(fewer, job.task)).values())
     assert rg._covering_remeasure(store, exp, job.task, configs) is not None
     assert rg._covering_remeasure(store, exp, job.history[0], configs) is None
-    stranger = Config.of({k: v for k, v in configs[0].to_dict().items()} | {"unseen": 1})
+    stranger = Config.of(configs[0].to_dict() | {"unseen": 1})
     assert rg._covering_remeasure(store, exp, job.task, [*configs, stranger]) is None
     store.close()
 
