@@ -115,8 +115,8 @@ def import_records(store: HistoryStore, path: Path, fmt: str) -> tuple[int, int]
             continue
         existing.add(sig)
         new.append((result, made))
-    store.record_import([ImportGroup(tid, gid, tuple(r for r, _ in new), tuple(p for _, p in new))
-                         for tid, gid, _, new in groups.values()], source=path.name)
+    store.record_import([ImportGroup(tid, gid, tuple(new)) for tid, gid, _, new in groups.values()],
+                        source=path.name)
     return sum(len(new) for *_, new in groups.values()), skipped
 
 

@@ -118,8 +118,7 @@ class ImportGroup:
 
     task_id: int
     target_id: int
-    results: tuple[MeasureResult, ...]
-    provenance: tuple[Provenance, ...]
+    measurements: tuple[tuple[MeasureResult, Provenance], ...]
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -250,12 +249,11 @@ class HistoryStore:
                   cost_model: str | None, seed: int, max_trials: int,
                   max_seconds: float | None, space_size: int) -> int:
         with Session(self.engine) as s:
-            row = RunRow(task_id=task_id, target_id=target_id, resume_hash=key_hash(resume_key),
-                         resume_key=resume_key, searcher=searcher, measurer=measurer,
-                         space_generator=space_generator, pruners=json.dumps(list(pruners)),
-                         cost_model=cost_model, seed=seed, max_trials=max_trials,
-                         max_seconds=max_seconds, space_size=space_size,
-                         tool_version=TOOL_VERSION, tvm_version=TVM_VERSION)
+            row = _run_row(task_id=task_id, target_id=target_id, resume_key=resume_key,
+                           searcher=searcher, measurer=measurer,
+                           space_generator=space_generator, pruners=pruners,
+                           cost_model=cost_model, seed=seed, max_trials=max_trials,
+                           max_seconds=max_seconds, space_size=space_size)
             s.add(row)
             s.commit()
             return int(row.id)  # type: ignore[arg-type]
@@ -325,51 +323,49 @@ class HistoryStore:
         results = list(results)
         if not results:
             return 0
-        now = utcnow()
+        made = Provenance(utcnow(), TOOL_VERSION, TVM_VERSION)
         with Session(self.engine) as s:
-            config_ids = self._config_ids(s, task_id, [r.config for r in results])
-            s.execute(insert(MeasurementRow), [{
-                "run_id": run_id, "task_id": task_id, "target_id": target_id,
-                "config_id": cid, "status": r.status.value,
-                "latency": r.latency if r.ok else None,
-                "latencies": json.dumps(list(r.latencies)), "build_seconds": r.build_seconds,
-                "run_seconds": r.run_seconds, "error": r.error[:4000], "measurer": r.measurer,
-                "created_at": now, "tool_version": TOOL_VERSION, "tvm_version": TVM_VERSION,
-            } for r, cid in zip(results, config_ids)])
+            self._insert_measurements(s, run_id, task_id, target_id,
+                                      [(r, made) for r in results])
             s.commit()
         return len(results)
+
+    def _insert_measurements(self, s: Session, run_id: int | None, task_id: int,
+                             target_id: int,
+                             measurements: Sequence[tuple[MeasureResult, Provenance]]) -> None:
+        """Insert measurement rows (and their new configs) in ``s``, not committed."""
+        config_ids = self._config_ids(s, task_id, [r.config for r, _ in measurements])
+        s.execute(insert(MeasurementRow), [{
+            "run_id": run_id, "task_id": task_id, "target_id": target_id,
+            "config_id": cid, "status": r.status.value,
+            "latency": r.latency if r.ok else None,
+            "latencies": json.dumps(list(r.latencies)), "build_seconds": r.build_seconds,
+            "run_seconds": r.run_seconds, "error": r.error[:4000], "measurer": r.measurer,
+            "created_at": made.created_at, "tool_version": made.tool_version,
+            "tvm_version": made.tvm_version,
+        } for (r, made), cid in zip(measurements, config_ids)])
 
     def record_import(self, groups: Sequence[ImportGroup], source: str) -> list[int]:
         """Store imported measurements in one transaction: each group under a new finished
         run (searcher ``import``, its stop reason naming ``source``), every measurement with
         its own provenance. Returns the new runs' ids; nothing is written if any part fails."""
-        groups = [g for g in groups if g.results]
         run_ids = []
         now = utcnow()
         with Session(self.engine) as s:
             for g in groups:
-                if len(g.provenance) != len(g.results):
-                    raise ValueError("record_import: one provenance per result")
+                if not g.measurements:
+                    continue
                 resume_key = json.dumps({"import": source, "task_id": g.task_id,
                                          "target_id": g.target_id, "at": now.isoformat()})
-                run = RunRow(task_id=g.task_id, target_id=g.target_id,
-                             resume_hash=key_hash(resume_key), resume_key=resume_key,
-                             searcher="import", measurer="import", space_generator="",
-                             pruners="[]", seed=0, max_trials=len(g.results), status="finished",
-                             stop_reason=f"imported from {source}", started_at=now,
-                             finished_at=now, tool_version=TOOL_VERSION, tvm_version=TVM_VERSION)
+                run = _run_row(task_id=g.task_id, target_id=g.target_id, resume_key=resume_key,
+                               searcher="import", measurer="import", space_generator="",
+                               pruners=(), cost_model=None, seed=0,
+                               max_trials=len(g.measurements), max_seconds=None, space_size=0,
+                               status="finished", stop_reason=f"imported from {source}",
+                               started_at=now, finished_at=now)
                 s.add(run)
                 s.flush()
-                config_ids = self._config_ids(s, g.task_id, [r.config for r in g.results])
-                s.execute(insert(MeasurementRow), [{
-                    "run_id": run.id, "task_id": g.task_id, "target_id": g.target_id,
-                    "config_id": cid, "status": r.status.value,
-                    "latency": r.latency if r.ok else None,
-                    "latencies": json.dumps(list(r.latencies)), "build_seconds": r.build_seconds,
-                    "run_seconds": r.run_seconds, "error": r.error[:4000], "measurer": r.measurer,
-                    "created_at": p.created_at, "tool_version": p.tool_version,
-                    "tvm_version": p.tvm_version,
-                } for r, p, cid in zip(g.results, g.provenance, config_ids)])
+                self._insert_measurements(s, run.id, g.task_id, g.target_id, g.measurements)
                 run_ids.append(int(run.id))  # type: ignore[arg-type]
             s.commit()
         return run_ids
@@ -521,6 +517,13 @@ class HistoryStore:
     def count(self) -> int:
         with Session(self.engine) as s:
             return int(s.exec(select(func.count()).select_from(MeasurementRow)).one())
+
+
+def _run_row(*, resume_key: str, pruners: Sequence[str], **fields: Any) -> RunRow:
+    """A new run's row, stamped with this tool's and TVM's versions."""
+    return RunRow(resume_hash=key_hash(resume_key), resume_key=resume_key,
+                  pruners=json.dumps(list(pruners)), tool_version=TOOL_VERSION,
+                  tvm_version=TVM_VERSION, **fields)
 
 
 def _chunks(items: list[str], n: int) -> Iterator[list[str]]:

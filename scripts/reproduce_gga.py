@@ -415,16 +415,15 @@ def _covering_remeasure(store: HistoryStore, exp: Experiment, task: Task,
     """The newest finished remeasure run of the task that timed these configs among
     others, side by side all the same (a report reading fewer searchers than were
     measured, e.g. some layers' variants left out to average over more layers)."""
-    wanted = {c.key for c in configs}
+    want = json.loads(_remeasure_key(exp, task, configs))
+    wanted = set(want.pop("configs"))
     with Session(store.engine) as s:
         rows = s.exec(select(RunRow.id, RunRow.resume_key)
                       .where(RunRow.searcher == "remeasure", RunRow.status == "finished")
                       .order_by(RunRow.id.desc()))  # type: ignore[union-attr]
         for run_id, resume_key in rows:
             key = json.loads(resume_key)
-            if (key.get("script") == "reproduce_gga-remeasure" and key.get("task") == task.key
-                    and key.get("target") == exp.target.key
-                    and wanted <= set(key.get("configs", ()))):
+            if wanted <= set(key.pop("configs", ())) and key == want:
                 return int(run_id)
     return None
 

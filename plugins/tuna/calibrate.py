@@ -208,8 +208,8 @@ def history_samples(store: Any, target: TargetInfo, engine: FeatureEngine,
         results = store.results(task_id, target_id, ok_only=True)
         if len(real_results(results)) < MIN_CONFIGS:
             continue
-        # an import's run names no space generator: the newest tuning run's does
-        runs = store.runs(where=[RunRow.task_id == task_id, RunRow.searcher != "import"],
+        # the newest run that names a space generator (an import's names none)
+        runs = store.runs(where=[RunRow.task_id == task_id, RunRow.space_generator != ""],
                           limit=1)
         generator = runs[0].space_generator if runs else None
         space = space_for(task, target, plugins, generator)
