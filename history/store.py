@@ -258,15 +258,15 @@ class HistoryStore:
             s.commit()
             return int(row.id)  # type: ignore[arg-type]
 
-    def find_run(self, resume_key: str) -> int | None:
-        """The newest run started with the same settings (any status), if any: a rerun of
-        the same command continues it instead of starting over."""
+    def find_run(self, resume_key: str, *, status: str | None = None) -> int | None:
+        """The newest run started with the same settings (any status, or only ``status``),
+        if any: a rerun of the same command continues it instead of starting over."""
         stmt = (select(RunRow)
                 .where(RunRow.resume_hash == key_hash(resume_key))
                 .order_by(RunRow.id.desc()))  # type: ignore[union-attr]
         with Session(self.engine) as s:
             for row in s.exec(stmt):
-                if row.resume_key == resume_key:
+                if row.resume_key == resume_key and status in (None, row.status):
                     return int(row.id)  # type: ignore[arg-type]
         return None
 

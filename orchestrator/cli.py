@@ -76,6 +76,8 @@ def tune(
     cost_model: Annotated[Optional[str], typer.Option(help="Cost model name")] = None,
     batch_size: Annotated[int, typer.Option(help="Configs proposed and measured per round")] = 8,
     confirm: Annotated[int, typer.Option(help="Time each new best N times more; only those later timings count towards the best (a lucky first timing does not). 0: off")] = 0,
+    runoff: Annotated[int, typer.Option(help="After each run, time its K fastest configs again side by side and report the fastest there as the best (a rerun of a finished run does just this). 0: off")] = 0,
+    runoff_rounds: Annotated[int, typer.Option(help="Rounds of the run-off: each times every contender once, in turn")] = 5,
     searcher_opt: Annotated[list[str], typer.Option(help="Searcher option KEY=VALUE")] = [],
     measurer_opt: Annotated[list[str], typer.Option(help="Measurer option KEY=VALUE")] = [],
     target: Annotated[str, typer.Option(help="Target: host (this machine's CPU), cuda (this machine's GPU) or cuda:<gpu> (h100, h200, a100, v100, t4, rtx2080ti)")] = "host",
@@ -97,7 +99,7 @@ def tune(
     options = TuneOptions(
         searcher=searcher, measurer=measurer, space_generator=space, pruners=tuple(pruner),
         cost_model=cost_model, trials=trials, seconds=seconds, early_stop=early_stop, seed=seed,
-        batch_size=batch_size, confirm=confirm,
+        batch_size=batch_size, confirm=confirm, runoff=runoff, runoff_rounds=runoff_rounds,
         searcher_options=_parse_options(searcher_opt, "--searcher-opt"),
         measurer_options=_parse_options(measurer_opt, "--measurer-opt"))
     plugins = load_plugins(extra=[("progress", ProgressBar(enabled=not as_json))])
@@ -174,7 +176,33 @@ def _summary_dict(s: Any) -> dict[str, Any]:
             "config": s.best.config.to_dict()},
         "first_ok_latency_ms": s.first_ok.latency * 1e3 if s.first_ok else None,
         "measurer_counts": s.measurer_counts,
+        "runoff": None if s.runoff is None else _runoff_dict(s.runoff),
     }
+
+
+def _runoff_dict(r: Any) -> dict[str, Any]:
+    def ms(x: float | None) -> float | None:
+        return None if x is None or x == float("inf") else x * 1e3
+
+    return {"run_id": r.run_id, "changed": r.changed, "contenders": [
+        {"config": e.config.to_dict(), "estimate_ms": ms(e.estimate), "median_ms": ms(e.median),
+         "rounds_ms": [ms(x) for x in e.rounds]} for e in r.entries]}
+
+
+def _runoff_line(s: Any) -> str | None:
+    """What the run-off after a run found, in words; None without one."""
+    r = s.runoff
+    if r is None:
+        return None
+    w = r.winner
+    if w.median == float("inf"):
+        return (f"{s.run.task.label()}: run-off of {len(r.entries)} configs (run {r.run_id}): "
+                "every timing failed; the run's own best stands")
+    kept = ("another config than the run's own best won" if r.changed
+            else "the run's own best won")
+    return (f"{s.run.task.label()}: run-off of {len(r.entries)} configs, {len(w.rounds)} rounds "
+            f"side by side (run {r.run_id}): {kept}, {w.median * 1e3:.4f} ms there "
+            f"(the run had {w.estimate * 1e3:.4f} ms for it)")
 
 
 _COUNT_WORDS = {
@@ -221,9 +249,9 @@ def _print_summaries(summaries: list[Any], tgt: Any, *, predicted: bool = False,
                       f"{b['percent_of_peak']:.0f}%" if b else "-", speedup, str(s.trials),
                       measured, errors, str(s.run.run_id))
     out.print(table)
-    line = _counts_line(summaries)
-    if line:
-        out.print(line)
+    for line in [_runoff_line(s) for s in summaries] + [_counts_line(summaries)]:
+        if line:
+            out.print(line)
 
 
 @app.command()

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator import runoff as runoffs
 from orchestrator.components import Measurer, SearchContext
 from orchestrator.confirm import confirmed, confirmed_best, split_retimings, tell_confirmed
 from orchestrator.errors import OrchestratorError, UnknownComponentError
@@ -34,6 +35,11 @@ class TuneOptions:
     seed: int = 0
     batch_size: int = 8
     confirm: int = 0  # time a new best this many times more before it counts (orchestrator.confirm)
+    # After the run, time its this many fastest configs again side by side and report the
+    # fastest there (orchestrator.runoff); 0: off. Not in the resume key: a rerun of a
+    # finished run with it holds only the run-off.
+    runoff: int = 0
+    runoff_rounds: int = 5
     searcher_options: dict[str, Any] = field(default_factory=dict)
     measurer_options: dict[str, Any] = field(default_factory=dict)
 
@@ -59,6 +65,10 @@ def check_components(plugins: Plugins, options: TuneOptions) -> None:
         raise OrchestratorError(f"--batch-size must be positive, got {options.batch_size}")
     if options.confirm < 0:
         raise OrchestratorError(f"--confirm must be 0 (off) or more, got {options.confirm}")
+    if options.runoff < 0:
+        raise OrchestratorError(f"--runoff must be 0 (off) or more, got {options.runoff}")
+    if options.runoff_rounds <= 0:
+        raise OrchestratorError(f"--runoff-rounds must be positive, got {options.runoff_rounds}")
     named = [("searcher", options.searcher), ("measurer", options.measurer),
              *(("pruner", p) for p in options.pruners)]
     if options.cost_model:
@@ -265,13 +275,54 @@ class _Loop:
             raise
         finally:
             store.update_run(run_id, status=status, stop_reason=stop_reason)
+        runoff = None
+        if o.runoff:
+            runoff = self._runoff(run_results, resume_key, run_id, task_id, target_id)
+            if runoff is not None:
+                best = runoff.best(self.measurer_name) or best
         summary = TuneSummary(
             run=info, trials=trials, measured=measured, reused=reused, best=best,
             statuses=TuneSummary.count_statuses(run_results),
             seconds=time.monotonic() - started, stop_reason=stop_reason, first_ok=first_ok,
-            retimed=retimed, measurer_counts=_counts_since(counts_before, _counts(self.measurer)))
+            retimed=retimed, measurer_counts=_counts_since(counts_before, _counts(self.measurer)),
+            runoff=runoff)
         hook.orchestrator_task_finished(run=info, summary=summary)
         return summary
+
+    def _runoff(self, trials: Sequence[MeasureResult], resume_key: str, run_id: int,
+                task_id: int, target_id: int) -> runoffs.Runoff | None:
+        """The run-off of the run's ``runoff`` fastest configs (``trials``: the run's,
+        reused ones included): read from history when a finished one of the same configs
+        and rounds is there, else timed now and stored as a run of its own once all its
+        rounds are done (an interrupted run-off leaves nothing and is timed again on the
+        next rerun). None when the run has no successful trial."""
+        o, store = self.options, self.store
+        retimings = split_retimings(store.results(task_id, target_id, run_id=run_id))[1]
+        picked = runoffs.contenders(trials, retimings, o.runoff)
+        if not picked:
+            return None
+        configs = [c for c, _ in picked]
+        key = runoffs.resume_key(resume_key, configs, o.runoff_rounds)
+        found = store.find_run(key, status="finished")
+        if found is not None:
+            timings: dict[str, list[MeasureResult]] = {}
+            for r in store.results(task_id, target_id, run_id=found):
+                timings.setdefault(r.config.key, []).append(r)
+            return runoffs.tally(found, picked, timings)
+        timings = runoffs.measure_interleaved(self.measurer, self.space, self.target, configs,
+                                              o.runoff_rounds)
+        ro_id = store.start_run(
+            task_id=task_id, target_id=target_id, resume_key=key, searcher=runoffs.SEARCHER,
+            measurer=o.measurer, space_generator=self.gen_name, pruners=o.pruners,
+            cost_model=None, seed=o.seed, max_trials=len(configs) * o.runoff_rounds,
+            max_seconds=None, space_size=self.space.size)
+        store.record(run_id=ro_id, task_id=task_id, target_id=target_id,
+                     results=[r for rs in timings.values() for r in rs])
+        result = runoffs.tally(ro_id, picked, timings)
+        store.update_run(ro_id, status="finished",
+                         stop_reason=f"run-off of run {run_id}, {len(configs)} configs, "
+                                     f"{o.runoff_rounds} rounds")
+        return result
 
     def _confirm(self, results: Sequence[MeasureResult], best: MeasureResult | None,
                  known: dict[str, MeasureResult], run_id: int, task_id: int, target_id: int

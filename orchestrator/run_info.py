@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.result import MeasureResult
+from orchestrator.runoff import Runoff
 from orchestrator.space import Space
 from orchestrator.target import TargetInfo
 from orchestrator.task import Task
@@ -44,6 +45,7 @@ class TuneSummary:
     retimed: int = 0  # measurements that timed a new best again (TuneOptions.confirm)
     measurer_counts: dict[str, int] = field(default_factory=dict)  # Measurer.counts
     extra: dict[str, Any] = field(default_factory=dict)
+    runoff: Runoff | None = None  # TuneOptions.runoff: the contenders timed side by side
 
     @property
     def best_gflops(self) -> float:

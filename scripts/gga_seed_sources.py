@@ -36,9 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reproduce_gga as rg  # noqa: E402
 from history.similarity import ScoredRecord, iter_candidates, rank_history  # noqa: E402
 from history.store import HistoryStore  # noqa: E402
-from interleaved import measure_interleaved  # noqa: E402
 from orchestrator.loop import TuneOptions, build_space  # noqa: E402
 from orchestrator.result import MeasureResult  # noqa: E402
+from orchestrator.runoff import measure_interleaved  # noqa: E402
 from orchestrator.space import Config, Space  # noqa: E402
 from orchestrator.task import Task  # noqa: E402
 from paired import PairedRatio, paired_ratio  # noqa: E402

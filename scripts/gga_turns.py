@@ -26,7 +26,11 @@ every config each run reported as its best at some trial (``WORK/<layer>/turns/d
 and reports the targets on the curves of those configs' speeds, with xgb's final config as
 the reference: what a user stopping each run at each trial would have deployed, free of
 the winner's curse of the fastest timing. Both also run after finished turns: the same
-command again with the option measures only what is missing. ``--keep-workers`` gives each
+command again with the option measures only what is missing. ``--runoff K`` (with
+``--remeasure``) has every finished run time its K fastest configs again side by side
+(``tune --runoff``, after the turns, one run at a time), then times every run's best and
+its run-off winner together (``WORK/<layer>/turns/runoff.db``): does the run-off lift what
+a run reports, and gga's final over xgb's? ``--keep-workers`` gives each
 searcher one measurer, warmed on a tiny task, for all its runs, as ``orchestrator tune``
 keeps one for every workload of a command but the first: no run's clock then pays the
 workers' TVM import (searchers whose runs are all finished get none).
@@ -56,7 +60,9 @@ from paired import PairedRatio, paired_ratio  # noqa: E402
 from speedup_mean import MEANS_INTRO, TIME_TARGETS, means_lines  # noqa: E402
 from turns import Tick, read_clock, take_turns  # noqa: E402
 
+from history.models import RunRow  # noqa: E402
 from history.store import HistoryStore  # noqa: E402
+from orchestrator import runoff as runoffs  # noqa: E402
 from orchestrator.errors import OrchestratorError  # noqa: E402
 from orchestrator.space import Config  # noqa: E402
 from orchestrator.task import Task  # noqa: E402
@@ -95,16 +101,22 @@ def run_layer(exp: rg.Experiment, task: Task, history: Sequence[Task]) -> None:
     exp.log(f"{task.name}: {', '.join(f'{v.name} ({exp.budget(v.name)})' for v in searchers(exp))}, "
             "taking turns")
 
-    def job(v: rg.Variant):
-        return lambda: rg.run(exp, task, v, work / f"{v.name}.db")
+    def job(v: rg.Variant):  # the run-offs come after the turns, one at a time
+        return lambda: rg.run(replace(exp, runoff=0), task, v, work / f"{v.name}.db")
 
     take_turns(exp.plugins, [(v.name, job(v), work / f"{v.name}.clock.jsonl")
                              for v in searchers(exp)])
+    if exp.runoff > 0:
+        for v in searchers(exp):  # each run is finished: the same run again holds its run-off
+            rg.run(exp, task, v, work / f"{v.name}.db")
     if exp.remeasure <= 0 and exp.deployed <= 0:
         return
     res = layer_turns(exp, task)
     if exp.remeasure > 0:
         rg.remeasure_bests(exp, task, bests(res), work / "remeasure.db")
+    if exp.remeasure > 0 and exp.runoff > 0:
+        rg.remeasure_bests(exp, task, with_runoff_winners(exp, res), work / "runoff.db",
+                           what="bests and run-off winners")
     if exp.deployed > 0:
         rg.remeasure_bests(replace(exp, remeasure=exp.deployed), task, reported_configs(res),
                            work / "deployed.db", what="configs the runs reported")
@@ -160,6 +172,43 @@ def again(exp: rg.Experiment, res: TurnsResult) -> tuple[dict[str, float], str] 
     every best, xgb's included, was measured again in one run."""
     found = rg.remeasured(exp, res.task, bests(res), turns_dir(exp, res.task) / "remeasure.db")
     return found if found is not None and rg.REFERENCE in found[0] else None
+
+
+def runoff_winners(exp: rg.Experiment, task: Task) -> dict[str, Config]:
+    """Each run's run-off winner on the layer (``--runoff``): the config with the lowest
+    median in the newest finished run-off of the task in the searcher's database."""
+    out: dict[str, Config] = {}
+    for v in searchers(exp):
+        path = turns_dir(exp, task) / f"{v.name}.db"
+        if not path.exists():
+            continue
+        store = HistoryStore.open(path, create=False)
+        try:
+            task_id = store.find_task(task)
+            found = [] if task_id is None else store.runs(
+                where=[RunRow.task_id == task_id, RunRow.searcher == runoffs.SEARCHER,
+                       RunRow.status == "finished"], limit=1)
+            if not found:
+                continue
+            lat: dict[str, list[float]] = defaultdict(list)
+            configs: dict[str, Config] = {}
+            for r in store.results(task_id, None, run_id=found[0].id):
+                configs[r.config.key] = r.config
+                if r.ok:
+                    lat[r.config.key].append(r.latency)
+            if lat:
+                out[v.name] = configs[min(lat, key=lambda k: statistics.median(lat[k]))]
+        finally:
+            store.close()
+    return out
+
+
+RUNOFF = "+runoff"  # a run-off winner's name beside its run's best, e.g. gga+runoff
+
+
+def with_runoff_winners(exp: rg.Experiment, res: TurnsResult) -> dict[str, Config]:
+    """Every run's best (xgb first) and its run-off winner, as NAME+runoff."""
+    return {**bests(res), **{f"{n}{RUNOFF}": c for n, c in runoff_winners(exp, res.task).items()}}
 
 
 def reported_configs(res: TurnsResult) -> dict[str, Config]:
@@ -317,6 +366,74 @@ def again_section(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[st
             "| layer | xgb best in its run | xgb again (median GFLOPS) | again, over xgb's | "
             "measured again (UTC) |", "|---|---|---|---|---|", *rows, "",
             "Measured again, the final-best target: " + "; ".join(counts) + ".", ""]
+
+
+def runoff_section(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[str]:
+    """The run-offs (``--runoff``): each run's winner over its own best, and gga's final
+    over xgb's without and with the run-off, all from one remeasure of the layer's bests
+    and winners side by side (layers without one left out)."""
+    rows: list[str] = []
+    verdicts: dict[str, Counter[str]] = {"bests": Counter(), "winners": Counter()}
+    sides: dict[str, Counter[str]] = defaultdict(Counter)
+    gains: dict[str, list[float]] = defaultdict(list)
+    changed: Counter[str] = Counter()
+    for r in results:
+        named = with_runoff_winners(exp, r)
+        ref_ro = f"{rg.REFERENCE}{RUNOFF}"
+        if ref_ro not in named or f"gga{RUNOFF}" not in named:
+            continue
+        rounds = rg.remeasured_rounds(exp, r.task, named, turns_dir(exp, r.task) / "runoff.db")
+        if not rounds:
+            continue
+        own = []
+        for n in bests(r):
+            p = paired_ratio(rounds.get(f"{n}{RUNOFF}", []), rounds[n])
+            if p is None:
+                continue
+            if named[f"{n}{RUNOFF}"].key == named[n].key:
+                own.append(f"{n} the same config")
+                continue
+            changed[n] += 1
+            side = "higher" if p.low > 1 else "lower" if p.high < 1 else "undecided"
+            sides[n][side] += 1
+            gains[n].append(p.median)
+            own.append(f"{n} {p.text()} {side}")
+        cells = []
+        for kind, (gga, xgb) in (("bests", ("gga", rg.REFERENCE)),
+                                 ("winners", (f"gga{RUNOFF}", ref_ro))):
+            p = paired_ratio(rounds[gga], rounds[xgb])
+            if p is None:
+                cells.append("-")
+                continue
+            v = p.verdict(rg.FINAL_TARGET)
+            verdicts[kind][v] += 1
+            cells.append(f"{p.text()} {v}")
+        rows.append(f"| {r.task.name} | {'; '.join(own)} | {cells[0]} | {cells[1]} |")
+    if not rows:
+        return []
+
+    def counted(c: Counter[str]) -> str:
+        return ", ".join(f"{k} on {n}" for k, n in sorted(c.items())) + f" of {sum(c.values())}"
+
+    moved = "; ".join(
+        f"{n}: another config won on {changed[n]} of {len(rows)} layers ({counted(sides[n])}"
+        + (f"; geometric mean {statistics.geometric_mean(gains[n]):.3f}" if gains[n] else "")
+        + ")" for n in changed) or "every run's best won its run-off"
+    return ["## The run-offs (`--runoff`)", "",
+            "After the turns each run timed its "
+            + (f"{exp.runoff} fastest configs again side by side ({exp.runoff_rounds} rounds; "
+               if exp.runoff else "fastest configs again side by side (as many and in as many "
+               "rounds as the measuring command said; ")
+            + "`tune --runoff`) and reports the one with the lowest median there. Then every run's best and its run-off winner were timed "
+            "again together (`--remeasure` rounds, `runoff.db`). Each ratio is the median of "
+            "the per-round speed ratios with its interval; the winner over the run's own best "
+            "is higher or lower where the interval excludes 1:", "",
+            "| layer | run-off winner over the run's best | gga / xgb, the runs' bests | "
+            "gga / xgb, the run-off winners |", "|---|---|---|---|", *rows, "",
+            f"Picks the run-off changed: {moved}.", "",
+            f"The final-best target (>= {rg.FINAL_TARGET}) in these rounds: the runs' bests "
+            f"{counted(verdicts['bests'])}; the run-off winners {counted(verdicts['winners'])}.",
+            ""]
 
 
 def variants_again(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[str]:
@@ -588,6 +705,7 @@ def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, comm
     lines += again_section(exp, results)
     found = [(r, d) for r in results if (d := deployed(exp, r)) is not None]
     lines += deployed_section(found)
+    lines += runoff_section(exp, results)
     if exp.extra:
         lines += ["Variants, taking their turns beside the three above unless named under "
                   "\"Not in turns\" (seconds to 95% of xgb's best; speed-ups as for gga):", "",
@@ -650,6 +768,12 @@ def add_turns_arguments(ap: argparse.ArgumentParser) -> None:
                     help="after each layer's turns, measure every config each run reported "
                          "as its best at some trial again, ROUNDS rounds side by side, and "
                          "report the targets on those timings [0: off]")
+    ap.add_argument("--runoff", type=int, default=0, metavar="K",
+                    help="after each layer's turns, every run times its K fastest configs "
+                         "again side by side (tune --runoff), and with --remeasure the runs' "
+                         "bests and run-off winners are timed together [0: off]")
+    ap.add_argument("--runoff-rounds", type=int, default=5, metavar="ROUNDS",
+                    help="rounds of each run-off (tune --runoff-rounds) [5]")
     ap.add_argument("--confirm", type=int, default=0, metavar="N",
                     help="every run times each new best N times more and counts only those "
                          "timings (tune --confirm) [0: off]")
@@ -677,6 +801,13 @@ def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Expe
         if rounds and args.report_only:
             ap.error(f"{flag} measures and --report-only does not: give one of them "
                      "(a report shows what the databases hold)")
+
+    if args.runoff < 0 or args.runoff_rounds <= 0:
+        ap.error(f"--runoff takes K >= 0 and --runoff-rounds ROUNDS > 0, got {args.runoff} "
+                 f"and {args.runoff_rounds}")
+    if args.runoff and (args.report_only or not args.remeasure):
+        ap.error("--runoff measures, and compares its winners in the --remeasure rounds: "
+                 "give it with --remeasure ROUNDS and without --report-only")
 
     extra: list[rg.Variant] = []
     for item in args.variant:
@@ -720,8 +851,8 @@ def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Expe
         db=db, work=work, out=out, target=detect_host(), plugins=plugins,
         searcher_options={k: dict(v) for k, v in (rg.SMOKE_OPTIONS if args.smoke else {}).items()},
         seed=args.seed, pruned=not args.no_pruned, extra=tuple(extra), remeasure=args.remeasure,
-        deployed=args.deployed, keep_workers=args.keep_workers,
-        confirm=args.confirm, measurer_options=measurer_options)
+        deployed=args.deployed, keep_workers=args.keep_workers, runoff=args.runoff,
+        runoff_rounds=args.runoff_rounds, confirm=args.confirm, measurer_options=measurer_options)
 
 
 def runs_left(exp: rg.Experiment, jobs: Sequence[rg.LeftOut]) -> set[str]:

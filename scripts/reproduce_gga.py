@@ -59,7 +59,6 @@ from sqlmodel import Session, select  # noqa: E402
 
 from history.models import MeasurementRow, RunRow, TaskRow  # noqa: E402
 from history.similarity import best_match_score  # noqa: E402
-from interleaved import measure_interleaved  # noqa: E402
 from speedup_mean import MARK, MEANS_INTRO, means_lines  # noqa: E402
 from history.store import HistoryStore, Record  # noqa: E402
 from orchestrator.jsonkey import canonical_json  # noqa: E402
@@ -67,6 +66,7 @@ from orchestrator.loop import TuneOptions, build_space, tune  # noqa: E402
 from orchestrator.manager import Plugins  # noqa: E402
 from orchestrator import confirm  # noqa: E402
 from orchestrator.result import MeasureResult, MeasureStatus  # noqa: E402
+from orchestrator.runoff import measure_interleaved  # noqa: E402
 from orchestrator.space import Config, divisors  # noqa: E402
 from orchestrator.suite import read_suite, select as select_tasks  # noqa: E402
 from orchestrator.target import TargetInfo  # noqa: E402
@@ -133,6 +133,8 @@ class Experiment:
     confirm: int = 0  # TuneOptions.confirm of every run (0: a run's best is its fastest timing)
     deployed: int = 0  # gga_turns.py --deployed: rounds of timing every reported config again
     keep_workers: bool = False  # gga_turns.py --keep-workers: one warmed measurer per variant
+    runoff: int = 0  # TuneOptions.runoff of every run (gga_turns.py: after the turns)
+    runoff_rounds: int = 5  # TuneOptions.runoff_rounds
     # variant name -> a measurer its runs share, kept from layer to layer (made with
     # keep_workers); a variant without one gets a new measurer per run
     measurers: dict[str, Any] = field(default_factory=dict, compare=False)
@@ -150,6 +152,7 @@ class Experiment:
         return TuneOptions(searcher=v.searcher, measurer=self.measurer,
                            space_generator=self.space_generator, trials=self.budget(v.name),
                            seed=self.seed, batch_size=self.batch_size, confirm=self.confirm,
+                           runoff=self.runoff, runoff_rounds=self.runoff_rounds,
                            searcher_options=opts,
                            measurer_options=dict(self.measurer_options))
 

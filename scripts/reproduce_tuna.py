@@ -45,7 +45,6 @@ os.environ.setdefault("TVM_NUM_THREADS", str(len(os.sched_getaffinity(0))))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from interleaved import measure_interleaved  # noqa: E402
 from machine import machine_header  # noqa: E402
 
 from history.models import MeasurementRow  # noqa: E402
@@ -54,6 +53,7 @@ from orchestrator.errors import OrchestratorError  # noqa: E402
 from orchestrator.jsonkey import canonical_json  # noqa: E402
 from orchestrator.manager import load_plugins  # noqa: E402
 from orchestrator.result import MeasureResult  # noqa: E402
+from orchestrator.runoff import measure_interleaved  # noqa: E402
 from orchestrator.space import Config, Space  # noqa: E402
 from orchestrator.suite import read_suite, select  # noqa: E402
 from orchestrator.target import TargetInfo, cpu_cores, resolve_target  # noqa: E402

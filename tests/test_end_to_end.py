@@ -50,6 +50,22 @@ def test_tune_finds_a_faster_kernel_than_its_first_guess_and_records_everything(
     assert abs(best[0]["latency"] * 1e3 - s["best"]["latency_ms"]) < 1e-9
     p = cli(tmp_path, "history", "runs", "--db", str(db))
     assert p.returncode == 0 and "finished" in p.stdout
+    # The same command with a run-off: the finished run's three fastest configs, timed
+    # again side by side in two rounds; the run itself measures nothing more.
+    p = cli(tmp_path, "tune", *SMALL_DENSE, "--trials", "16", "--db", str(db), "--json",
+            "--runoff", "3", "--runoff-rounds", "2")
+    assert p.returncode == 0, p.stderr
+    [r] = json.loads(p.stdout)
+    assert r["run_id"] == s["run_id"] and r["measured"] == 0
+    contenders = r["runoff"]["contenders"]
+    assert len(contenders) == 3 and all(len(c["rounds_ms"]) == 2 for c in contenders)
+    assert r["best"]["config"] == contenders[0]["config"]
+    assert r["best"]["latency_ms"] == pytest.approx(contenders[0]["median_ms"])
+    assert len(measurements(db)) == 16 + 3 * 2
+    p = cli(tmp_path, "tune", *SMALL_DENSE, "--trials", "16", "--db", str(db),
+            "--runoff", "3", "--runoff-rounds", "2")
+    assert p.returncode == 0 and "run-off of 3 configs, 2 rounds" in p.stdout, p.stderr
+    assert len(measurements(db)) == 16 + 3 * 2  # read from history, not timed again
 
 
 def test_sigkill_mid_run_then_the_same_command_loses_nothing_and_measures_nothing_twice(tmp_path):

@@ -41,6 +41,7 @@ def assert_one_line_error(p: subprocess.CompletedProcess, *needles: str) -> None
     (["tune", "--only", "r18_l2", "--measurer", "nope"], ["unknown measurer 'nope'"]),
     (["tune", "--only", "r18_l2", "--pruner", "nope"], ["unknown pruner 'nope'"]),
     (["tune", "--only", "r18_l2", "--trials", "0"], ["--trials must be positive"]),
+    (["tune", "--only", "r18_l2", "--runoff", "-2"], ["--runoff must be 0 (off) or more"]),
     (["tune", "--only", "r18_l2", "--db", "nosuch://x"], ["cannot use database URL"]),
     (["tune", "--only", "r18_l2", "--target", "tpu"], ["unknown target 'tpu'"]),
     (["history", "runs", "--db", "absent.db"], ["no history database"]),

@@ -268,6 +268,63 @@ def test_remeasure_times_every_runs_best_again_side_by_side_and_reports_the_rati
     assert gt.paired_finals(exp, res)["gga"].rounds == 5
 
 
+def test_runoff_times_each_runs_fastest_configs_and_compares_the_winners(tmp_path):
+    rg = load_script("reproduce_gga")
+    gt = load_script("gga_turns")
+    exp = toy_experiment(rg, tmp_path, "r18_l4ds", ("r18_l3ds", "r18_l4ds"), trials=16,
+                         budgets={"xgb": 16, "gga": 16, "ga": 16}, pruned=False, remeasure=3,
+                         runoff=3, runoff_rounds=2)
+    rg.run_all(dataclasses.replace(exp, remeasure=0, runoff=0), history_only=True)
+    (job,) = rg.left_out(exp)
+    gt.run_layer(exp, job.task, job.history)
+    res = gt.layer_turns(exp, job.task)
+    for name in ("xgb", "gga", "ga"):  # one run-off each, in the searcher's own database
+        store = HistoryStore.open(gt.turns_dir(exp, job.task) / f"{name}.db", create=False)
+        [ro] = [r for r in store.runs() if r.searcher == "runoff"]
+        assert ro.status == "finished" and ro.measured == 3 * 2 and ro.task.name == "r18_l4ds"
+        store.close()
+    # the synthetic timing does not vary: every run's own best wins its run-off
+    winners = gt.runoff_winners(exp, job.task)
+    assert winners == gt.bests(res)
+    named = gt.with_runoff_winners(exp, res)
+    assert list(named) == ["xgb", "gga", "ga", "xgb+runoff", "gga+runoff", "ga+runoff"]
+    store = HistoryStore.open(gt.turns_dir(exp, job.task) / "runoff.db", create=False)
+    assert store.count() == 3 * len({c.key for c in named.values()})
+    store.close()
+    lines = gt.runoff_section(exp, [res])
+    gflops, _ = gt.again(exp, res)
+    ratio = gflops["gga"] / gflops["xgb"]
+    verdict = "met" if ratio >= 0.98 else "not met"
+    cell = f"{ratio:.3f} [{ratio:.3f}, {ratio:.3f}] {verdict}"
+    assert (f"| r18_l4ds | xgb the same config; gga the same config; ga the same config | "
+            f"{cell} | {cell} |") in lines
+    assert "Picks the run-off changed: every run's best won its run-off." in lines
+    assert any(f"the runs' bests {verdict} on 1 of 1; the run-off winners {verdict} on 1 of 1"
+               in line for line in lines)
+    assert "## The run-offs (`--runoff`)" in gt.report(exp, [res], "h", "cmd").read_text()
+    def timings() -> list[int]:
+        counts = []
+        for n in ("xgb", "gga", "ga", "runoff"):
+            store = HistoryStore.open(gt.turns_dir(exp, job.task) / f"{n}.db", create=False)
+            counts.append(store.count())
+            store.close()
+        return counts
+
+    before = timings()
+    gt.run_layer(exp, job.task, job.history)  # a rerun times nothing again
+    assert timings() == before
+
+
+@pytest.mark.parametrize("args", [["--runoff", "2"], ["--runoff", "2", "--remeasure", "3",
+                                                      "--report-only"],
+                                  ["--runoff", "-1"], ["--runoff-rounds", "0"]])
+def test_runoff_needs_remeasure_and_measuring(tmp_path, capsys, args):
+    gt = load_script("gga_turns")
+    with pytest.raises(SystemExit) as exc:
+        gt.main(["--db", str(tmp_path / "x.db"), *args])
+    assert exc.value.code == 2 and "--runoff" in capsys.readouterr().err
+
+
 def test_a_variants_final_is_compared_with_ggas_in_the_remeasure_rounds(tmp_path):
     rg, exp = _with_variant(tmp_path, "gga-p0", {"probe": 0}, remeasure=3)
     gt = load_script("gga_turns")
