@@ -17,12 +17,14 @@ distribution-free intervals (``scripts/paired.py``).
 
     python scripts/first_result.py --db /work/gga/base.db --rounds 5
     python scripts/first_result.py --db /work/gga/base.db --rounds 7 --settings late,on
+    python scripts/first_result.py --db /work/gga/base.db --settings on,kept --variant gga-lead1=gga:lead=1
     python scripts/first_result.py --smoke          # CI: a small real run, own history
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import statistics
 import sys
@@ -104,9 +106,11 @@ class Sample:
 
 
 def first_result(task: Task, searcher: str, setting: str, history: Path, seed: int,
-                 scratch: Path, kept: Any) -> tuple[float, int]:
-    """(seconds, trials) of ``searcher``'s first batch on ``task``, on a copy of ``history``,
-    with the workers of ``setting`` (``kept``: the measurer kept for that setting)."""
+                 scratch: Path, kept: Any, options: dict[str, Any] | None = None
+                 ) -> tuple[float, int]:
+    """(seconds, trials) of ``searcher``'s first batch on ``task`` (with searcher
+    ``options``), on a copy of ``history``, with the workers of ``setting`` (``kept``: the
+    measurer kept for that setting)."""
     db = scratch / "history.db"
     shutil.copyfile(history, db)
     plugins = load_plugins()
@@ -116,6 +120,7 @@ def first_result(task: Task, searcher: str, setting: str, history: Path, seed: i
     try:
         tune(task, db=str(db), plugins=plugins, searcher=searcher, trials=BATCH,
              batch_size=BATCH, seed=seed, measurer_options=MEASURER_OPTIONS[setting],
+             searcher_options=dict(options or {}),
              shared_measurer=kept if setting == "kept" else None)
     except _FirstBatch:
         pass
@@ -125,7 +130,11 @@ def first_result(task: Task, searcher: str, setting: str, history: Path, seed: i
 
 
 def measure(shapes: dict[str, dict[str, int]], searchers: list[str], rounds: int,
-            history: Path, settings: tuple[str, ...] = SETTINGS) -> list[Sample]:
+            history: Path, settings: tuple[str, ...] = SETTINGS,
+            variants: dict[str, tuple[str, dict[str, Any]]] | None = None) -> list[Sample]:
+    """Every shape, name in ``searchers`` and setting, ``rounds`` times; a name in
+    ``variants`` runs its (searcher, options) there, any other name the searcher so named."""
+    variants = variants or {}
     samples = []
     with tempfile.TemporaryDirectory(prefix="first-result-") as d:
         scratch = Path(d)
@@ -136,9 +145,11 @@ def measure(shapes: dict[str, dict[str, int]], searchers: list[str], rounds: int
                 for name, shape in shapes.items():
                     task = Task.create("conv2d", {**shape, "dilation": 1}, name=name)
                     for searcher in searchers:
+                        plugin, options = variants.get(searcher, (searcher, {}))
                         for setting in order:
-                            seconds, trials = first_result(task, searcher, setting, history,
-                                                           seed=r, scratch=scratch, kept=kept)
+                            seconds, trials = first_result(task, plugin, setting, history,
+                                                           seed=r, scratch=scratch, kept=kept,
+                                                           options=options)
                             samples.append(Sample(r, name, searcher, setting, seconds, trials))
                             print(f"round {r + 1}/{rounds} {name} {searcher} {setting}: "
                                   f"{seconds:.2f} s ({trials} trials)", flush=True)
@@ -224,6 +235,14 @@ def smoke_history(scratch: Path) -> Path:
     return db
 
 
+def _value(text: str) -> Any:
+    """A variant option's value: a JSON number, boolean or string, else the text itself."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", type=Path, help="history database for gga (copied for each run)")
@@ -234,6 +253,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--settings", default=",".join(SETTINGS),
                     help=f"which of {', '.join(ALL_SETTINGS)} to time, each over the next "
                          f"(default {','.join(SETTINGS)})")
+    ap.add_argument("--variant", action="append", default=[],
+                    metavar="NAME=SEARCHER[:KEY=VALUE,...]",
+                    help="also time a searcher with options under its own name, e.g. "
+                         "gga-lead1=gga:lead=1 (repeatable)")
     ap.add_argument("--out", type=Path, default=Path("docs/results/first-result.md"))
     a = ap.parse_args(argv)
     settings = tuple(x.strip() for x in a.settings.split(",") if x.strip())
@@ -245,7 +268,18 @@ def main(argv: list[str] | None = None) -> int:
                                                             else sys.argv[1:])
     searchers = [s.strip() for s in a.searchers.split(",") if s.strip()]
     known = load_plugins().registry("searcher").names()
-    unknown = [s for s in searchers if s not in known]
+    variants: dict[str, tuple[str, dict[str, Any]]] = {}
+    for item in a.variant:
+        name, sep, rest = item.partition("=")
+        searcher, _, opts = rest.partition(":")
+        pairs = [o.partition("=") for o in opts.split(",") if o]
+        if not sep or not name or searcher not in known or any(not p[1] for p in pairs) \
+                or name in known or name in variants:
+            ap.error(f"--variant takes NAME=SEARCHER[:KEY=VALUE,...] with a new NAME and a "
+                     f"known SEARCHER ({', '.join(sorted(known))}), got {item!r}")
+        variants[name] = (searcher, {k: _value(v) for k, _, v in pairs})
+    searchers += list(variants)
+    unknown = [s for s in searchers if s not in known and s not in variants]
     if unknown:
         ap.error(f"unknown searcher(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     with tempfile.TemporaryDirectory(prefix="first-result-smoke-") as d:
@@ -258,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             if a.db is None or not a.db.exists():
                 ap.error("--db must name an existing history database (or give --smoke)")
-            samples = measure(SHAPES, searchers, a.rounds, a.db, settings)
+            samples = measure(SHAPES, searchers, a.rounds, a.db, settings, variants)
             text = report(samples, searchers, command, settings=settings)
     write_report(a.out, text)
     return 0

@@ -72,3 +72,26 @@ def test_bad_settings_are_a_one_line_error(script, tmp_path, capsys, settings):
     assert exit_.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "--settings takes two or more of off, on, kept, late, each once" in err
+
+
+def test_a_variant_runs_its_searcher_with_its_options_under_its_name(script, monkeypatch):
+    calls = []
+
+    def fake_first_result(task, searcher, setting, history, seed, scratch, kept, options=None):
+        calls.append((searcher, options))
+        return 1.0, 1
+
+    monkeypatch.setattr(script, "first_result", fake_first_result)
+    samples = script.measure({"a": script.SMOKE_SHAPE}, ["gga", "gga-lead1"], 1, None,
+                             ("on", "off"), {"gga-lead1": ("gga", {"lead": 1})})
+    assert calls == [("gga", {}), ("gga", {}), ("gga", {"lead": 1}), ("gga", {"lead": 1})]
+    assert [s.searcher for s in samples] == ["gga", "gga", "gga-lead1", "gga-lead1"]
+
+
+@pytest.mark.parametrize("variant", ["gga-lead1", "x=nope:lead=1", "gga=gga:lead=1",
+                                     "x=gga:lead"])
+def test_a_bad_variant_is_a_one_line_error(script, tmp_path, capsys, variant):
+    with pytest.raises(SystemExit) as exit_:
+        script.main(["--db", str(tmp_path / "h.db"), "--variant", variant])
+    assert exit_.value.code == 2
+    assert "--variant takes NAME=SEARCHER" in capsys.readouterr().err.strip().splitlines()[-1]
