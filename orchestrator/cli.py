@@ -195,12 +195,13 @@ def _runoff_line(s: Any) -> str | None:
     if r is None:
         return None
     w = r.winner
+    name = s.run.task.name or s.run.task.label()
     if w.median == float("inf"):
-        return (f"{s.run.task.label()}: run-off of {len(r.entries)} configs (run {r.run_id}): "
+        return (f"{name}: run-off of {len(r.entries)} configs (run {r.run_id}): "
                 "every timing failed; the run's own best stands")
     kept = ("another config than the run's own best won" if r.changed
             else "the run's own best won")
-    return (f"{s.run.task.label()}: run-off of {len(r.entries)} configs, {len(w.rounds)} rounds "
+    return (f"{name}: run-off of {len(r.entries)} configs, {len(w.rounds)} rounds "
             f"side by side (run {r.run_id}): {kept}, {w.median * 1e3:.4f} ms there "
             f"(the run had {w.estimate * 1e3:.4f} ms for it)")
 
