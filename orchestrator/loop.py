@@ -275,6 +275,7 @@ class _Loop:
             raise
         finally:
             store.update_run(run_id, status=status, stop_reason=stop_reason)
+        seconds = time.monotonic() - started  # the run's own; the run-off comes after it
         runoff = None
         if o.runoff:
             runoff = self._runoff(run_results, resume_key, run_id, task_id, target_id)
@@ -283,7 +284,7 @@ class _Loop:
         summary = TuneSummary(
             run=info, trials=trials, measured=measured, reused=reused, best=best,
             statuses=TuneSummary.count_statuses(run_results),
-            seconds=time.monotonic() - started, stop_reason=stop_reason, first_ok=first_ok,
+            seconds=seconds, stop_reason=stop_reason, first_ok=first_ok,
             retimed=retimed, measurer_counts=_counts_since(counts_before, _counts(self.measurer)),
             runoff=runoff)
         hook.orchestrator_task_finished(run=info, summary=summary)

@@ -39,7 +39,7 @@ class TuneSummary:
     reused: int
     best: MeasureResult | None
     statuses: dict[str, int]
-    seconds: float
+    seconds: float  # the run's own (a run-off after it is not counted)
     stop_reason: str
     first_ok: MeasureResult | None = None
     retimed: int = 0  # measurements that timed a new best again (TuneOptions.confirm)

@@ -310,6 +310,12 @@ def plot(res: TurnsResult, path: Path) -> None:
     plt.close(fig)
 
 
+def side_of(p: PairedRatio) -> str:
+    """``higher`` or ``lower`` where the interval lies wholly above or below 1, else
+    ``undecided``."""
+    return "higher" if p.low > 1.0 else "lower" if p.high < 1.0 else "undecided"
+
+
 def paired_finals(exp: rg.Experiment, res: TurnsResult) -> dict[str, PairedRatio]:
     """Each run's final best over xgb's, round by round in the ``--remeasure`` run: the
     median of the per-round ratios and its confidence interval (empty without one)."""
@@ -394,7 +400,7 @@ def runoff_section(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[s
                 own.append(f"{n} the same config")
                 continue
             changed[n] += 1
-            side = "higher" if p.low > 1 else "lower" if p.high < 1 else "undecided"
+            side = side_of(p)
             sides[n][side] += 1
             gains[n].append(p.median)
             own.append(f"{n} {p.text()} {side}")
@@ -450,7 +456,7 @@ def variants_again(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[s
             p = paired_ratio(rounds[v.name], rounds["gga"]) if v.name in rounds else None
             if p is None:
                 continue
-            side = "higher" if p.low > 1.0 else "lower" if p.high < 1.0 else "undecided"
+            side = side_of(p)
             counts[v.name][side] += 1
             levels.append(p.level)
             rows.append(f"| {r.task.name} | {v.name} | {p.text()} | {side} |")
