@@ -370,6 +370,30 @@ class HistoryStore:
             s.commit()
         return run_ids
 
+    def record_finished_run(self, *, task_id: int, target_id: int, resume_key: str,
+                            searcher: str, measurer: str, space_generator: str,
+                            pruners: Sequence[str], seed: int, max_trials: int,
+                            space_size: int, stop_reason: str,
+                            results: Sequence[MeasureResult]) -> int:
+        """Store a run measured all at once (a run-off, a remeasure) as one finished run
+        with its measurements, in one transaction: a finished run of its key is whole, and
+        an interrupted one leaves nothing. Returns the run's id."""
+        now = utcnow()
+        made = Provenance(now, TOOL_VERSION, TVM_VERSION)
+        with Session(self.engine) as s:
+            run = _run_row(task_id=task_id, target_id=target_id, resume_key=resume_key,
+                           searcher=searcher, measurer=measurer,
+                           space_generator=space_generator, pruners=pruners, cost_model=None,
+                           seed=seed, max_trials=max_trials, max_seconds=None,
+                           space_size=space_size, status="finished", stop_reason=stop_reason,
+                           started_at=now, finished_at=now)
+            s.add(run)
+            s.flush()
+            self._insert_measurements(s, run.id, task_id, target_id,
+                                      [(r, made) for r in results])
+            s.commit()
+            return int(run.id)  # type: ignore[arg-type]
+
     def results(self, task_id: int, target_id: int | None, *, run_id: int | None = None,
                 ok_only: bool = False) -> list[MeasureResult]:
         """Stored results of a task on a target (on any, for None), oldest first (one

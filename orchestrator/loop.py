@@ -294,9 +294,9 @@ class _Loop:
                 task_id: int, target_id: int) -> runoffs.Runoff | None:
         """The run-off of the run's ``runoff`` fastest configs (``trials``: the run's,
         reused ones included): read from history when a finished one of the same configs
-        and rounds is there, else timed now and stored as a run of its own once all its
-        rounds are done (an interrupted run-off leaves nothing and is timed again on the
-        next rerun). None when the run has no successful trial."""
+        and rounds is there, else timed now and stored as a finished run of its own in one
+        transaction once all its rounds are done (an interrupted run-off leaves nothing
+        and is timed again on the next rerun). None when the run has no successful trial."""
         o, store = self.options, self.store
         retimings = split_retimings(store.results(task_id, target_id, run_id=run_id))[1]
         picked = runoffs.contenders(trials, retimings, o.runoff)
@@ -306,24 +306,18 @@ class _Loop:
         key = runoffs.resume_key(resume_key, configs, o.runoff_rounds)
         found = store.find_run(key, status="finished")
         if found is not None:
-            timings: dict[str, list[MeasureResult]] = {}
-            for r in store.results(task_id, target_id, run_id=found):
-                timings.setdefault(r.config.key, []).append(r)
-            return runoffs.tally(found, picked, timings)
+            stored = store.results(task_id, target_id, run_id=found)
+            return runoffs.tally(found, picked, runoffs.by_config(stored))
         timings = runoffs.measure_interleaved(self.measurer, self.space, self.target, configs,
                                               o.runoff_rounds)
-        ro_id = store.start_run(
+        ro_id = store.record_finished_run(
             task_id=task_id, target_id=target_id, resume_key=key, searcher=runoffs.SEARCHER,
             measurer=o.measurer, space_generator=self.gen_name, pruners=o.pruners,
-            cost_model=None, seed=o.seed, max_trials=len(configs) * o.runoff_rounds,
-            max_seconds=None, space_size=self.space.size)
-        store.record(run_id=ro_id, task_id=task_id, target_id=target_id,
-                     results=[r for rs in timings.values() for r in rs])
-        result = runoffs.tally(ro_id, picked, timings)
-        store.update_run(ro_id, status="finished",
-                         stop_reason=f"run-off of run {run_id}, {len(configs)} configs, "
-                                     f"{o.runoff_rounds} rounds")
-        return result
+            seed=o.seed, max_trials=len(configs) * o.runoff_rounds, space_size=self.space.size,
+            stop_reason=f"run-off of run {run_id}, {len(configs)} configs, "
+                        f"{o.runoff_rounds} rounds",
+            results=[r for rs in timings.values() for r in rs])
+        return runoffs.tally(ro_id, picked, timings)
 
     def _confirm(self, results: Sequence[MeasureResult], best: MeasureResult | None,
                  known: dict[str, MeasureResult], run_id: int, task_id: int, target_id: int

@@ -107,6 +107,25 @@ def measure_interleaved(measurer: Any, space: Space, target: TargetInfo,
     return got
 
 
+def by_config(results: Sequence[MeasureResult]) -> dict[str, list[MeasureResult]]:
+    """``results`` by config key, each config's in their order (a stored run-off's
+    timings, oldest first, are each contender's rounds in order)."""
+    out: dict[str, list[MeasureResult]] = {}
+    for r in results:
+        out.setdefault(r.config.key, []).append(r)
+    return out
+
+
+def winner(timings: Mapping[str, Sequence[MeasureResult]]) -> Config | None:
+    """The config with the lowest median over its timings (by config key, as
+    :func:`by_config` gives them), as :func:`tally` ranks a run-off, where the run's
+    estimates are not at hand; None when no timing succeeded."""
+    done = tally(0, [(rs[0].config, math.inf) for rs in timings.values() if rs], timings)
+    if not done.entries or math.isinf(done.winner.median):
+        return None
+    return done.winner.config
+
+
 def tally(run_id: int, picked: Sequence[tuple[Config, float]],
           timings: Mapping[str, Sequence[MeasureResult]]) -> Runoff:
     """The run-off of the ``picked`` contenders from their timings in round order (by

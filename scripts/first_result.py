@@ -24,7 +24,6 @@ distribution-free intervals (``scripts/paired.py``).
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import sys
@@ -38,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from machine import machine_header, write_report  # noqa: E402
 from paired import paired_ratio  # noqa: E402
+from variant_spec import split_variant  # noqa: E402
 from warm import warm_measurer  # noqa: E402
 
 from orchestrator.hookspecs import hookimpl  # noqa: E402
@@ -235,14 +235,6 @@ def smoke_history(scratch: Path) -> Path:
     return db
 
 
-def _value(text: str) -> Any:
-    """A variant option's value: a JSON number, boolean or string, else the text itself."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", type=Path, help="history database for gga (copied for each run)")
@@ -270,14 +262,14 @@ def main(argv: list[str] | None = None) -> int:
     known = load_plugins().registry("searcher").names()
     variants: dict[str, tuple[str, dict[str, Any]]] = {}
     for item in a.variant:
-        name, sep, rest = item.partition("=")
-        searcher, _, opts = rest.partition(":")
-        pairs = [o.partition("=") for o in opts.split(",") if o]
-        if not sep or not name or searcher not in known or any(not p[1] for p in pairs) \
-                or name in known or name in variants:
+        try:
+            name, searcher, options = split_variant(item)
+        except ValueError:
+            name = searcher = ""
+        if searcher not in known or name in known or name in variants:
             ap.error(f"--variant takes NAME=SEARCHER[:KEY=VALUE,...] with a new NAME and a "
                      f"known SEARCHER ({', '.join(sorted(known))}), got {item!r}")
-        variants[name] = (searcher, {k: _value(v) for k, _, v in pairs})
+        variants[name] = (searcher, options)
     searchers += list(variants)
     unknown = [s for s in searchers if s not in known and s not in variants]
     if unknown:

@@ -190,14 +190,10 @@ def runoff_winners(exp: rg.Experiment, task: Task) -> dict[str, Config]:
                        RunRow.status == "finished"], limit=1)
             if not found:
                 continue
-            lat: dict[str, list[float]] = defaultdict(list)
-            configs: dict[str, Config] = {}
-            for r in store.results(task_id, None, run_id=found[0].id):
-                configs[r.config.key] = r.config
-                if r.ok:
-                    lat[r.config.key].append(r.latency)
-            if lat:
-                out[v.name] = configs[min(lat, key=lambda k: statistics.median(lat[k]))]
+            won = runoffs.winner(runoffs.by_config(
+                store.results(task_id, None, run_id=found[0].id)))
+            if won is not None:
+                out[v.name] = won
         finally:
             store.close()
     return out
@@ -839,7 +835,7 @@ def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Expe
         extra[found[0]] = replace(extra[found[0]], history_db=Path(path))
     budgets = {v.name: (16 if args.smoke else DEFAULT_BUDGETS.get(v.name, DEFAULT_BUDGETS["gga"]))
                for v in (*SEARCHERS, *extra)}
-    for k, val in rg._options(args.budget).items():
+    for k, val in rg.parse_options(args.budget).items():
         if k not in budgets or not isinstance(val, int) or val <= 0:
             ap.error(f"--budget takes SEARCHER=TRIALS with SEARCHER one of "
                      f"{', '.join(budgets)} and TRIALS > 0, got {k}={val}")
@@ -847,7 +843,7 @@ def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Expe
     layers, history = rg.chosen_layers(ap, args)
     db, work, out = rg.run_paths(args)
     plugins = load_plugins()
-    measurer_options = rg._options(args.measurer_opt)
+    measurer_options = rg.parse_options(args.measurer_opt)
     try:  # a bad option is an error now, not in every run's thread later
         plugins.create("measurer", "local", **measurer_options).close()
     except OrchestratorError as exc:

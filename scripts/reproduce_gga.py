@@ -60,6 +60,7 @@ from sqlmodel import Session, select  # noqa: E402
 from history.models import MeasurementRow, RunRow, TaskRow  # noqa: E402
 from history.similarity import best_match_score  # noqa: E402
 from speedup_mean import MARK, MEANS_INTRO, means_lines  # noqa: E402
+from variant_spec import parse_options, split_variant  # noqa: E402
 from history.store import HistoryStore, Record  # noqa: E402
 from orchestrator.jsonkey import canonical_json  # noqa: E402
 from orchestrator.loop import TuneOptions, build_space, tune  # noqa: E402
@@ -381,15 +382,12 @@ def remeasure_bests(exp: Experiment, task: Task, bests: dict[str, Config], path:
             got = measure_interleaved(measurer, space, exp.target, configs, exp.remeasure)
         finally:
             measurer.close()
-        task_id, target_id = store.ensure_task(task), store.ensure_target(exp.target)
-        run_id = store.start_run(
-            task_id=task_id, target_id=target_id, resume_key=key, searcher="remeasure",
-            measurer=exp.measurer, space_generator=space.generator, pruners=(), cost_model=None,
-            seed=exp.seed, max_trials=len(configs) * exp.remeasure, max_seconds=None,
-            space_size=space.size)
-        store.record(run_id=run_id, task_id=task_id, target_id=target_id,
-                     results=[r for rs in got.values() for r in rs])
-        store.update_run(run_id, status="finished", stop_reason="trials")
+        store.record_finished_run(
+            task_id=store.ensure_task(task), target_id=store.ensure_target(exp.target),
+            resume_key=key, searcher="remeasure", measurer=exp.measurer,
+            space_generator=space.generator, pruners=(), seed=exp.seed,
+            max_trials=len(configs) * exp.remeasure, space_size=space.size,
+            stop_reason="trials", results=[r for rs in got.values() for r in rs])
     finally:
         store.close()
 
@@ -818,22 +816,7 @@ def report(exp: Experiment, header: str, command: str) -> Path:
 
 def parse_variant(text: str) -> Variant:
     """``NAME=SEARCHER[:KEY=VALUE,...]`` as a :class:`Variant` that uses history."""
-    name, sep, rest = text.partition("=")
-    searcher, _, opts = rest.partition(":")
-    if not sep or not name or not searcher or any("=" not in o for o in opts.split(",") if o):
-        raise ValueError(f"--variant takes NAME=SEARCHER[:KEY=VALUE,...], got {text!r}")
-    return Variant(name, searcher, _options([o for o in opts.split(",") if o]))
-
-
-def _options(items: Sequence[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items:
-        key, _, value = item.partition("=")
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
-    return out
+    return Variant(*split_variant(text))
 
 
 def add_run_arguments(ap: argparse.ArgumentParser) -> None:
@@ -930,7 +913,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     db, work, out = run_paths(args)
     exp = Experiment(
         layers=layers, history_layers=history, trials=trials,
-        budgets={k: int(v) for k, v in _options(args.budget).items()}, db=db, work=work, out=out,
+        budgets={k: int(v) for k, v in parse_options(args.budget).items()}, db=db, work=work, out=out,
         target=detect_host(), plugins=load_plugins(), measurer=args.measurer,
         space_generator=args.space,
         measurer_options=_options(args.measurer_opt),

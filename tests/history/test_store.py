@@ -182,3 +182,26 @@ def test_the_reader_gives_plugins_frozen_results_only(db):
     assert len(reader.results(TOY_TASK)) == 3 and len(reader.results(TOY_TASK, ok_only=False)) == 4
     assert len(reader.results(TOY_TASK, TOY_TARGET)) == 3
     assert reader.results(Task.create("dense", {"M": 1, "K": 1, "N": 1})) == []
+
+
+def test_a_run_measured_all_at_once_is_stored_finished_or_not_at_all(db, monkeypatch):
+    tid, gid = db.ensure_task(TOY_TASK), db.ensure_target(TOY_TARGET)
+    results = toy_results(n=3)
+    fields = dict(task_id=tid, target_id=gid, resume_key='{"k": 1}', searcher="remeasure",
+                  measurer="synthetic", space_generator="toy", pruners=(), seed=0,
+                  max_trials=6, space_size=10, stop_reason="trials")
+    run_id = db.record_finished_run(results=results, **fields)
+    [run] = db.runs()
+    assert run.id == run_id and run.status == "finished" and run.stop_reason == "trials"
+    assert run.max_trials == 6 and run.measured == 3 and run.finished_at is not None
+    assert db.results(tid, gid, run_id=run_id) == results
+    assert db.find_run('{"k": 1}', status="finished") == run_id
+    assert db.find_run('{"k": 1}', status="running") is None
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(db, "_insert_measurements", broken)
+    with pytest.raises(RuntimeError):
+        db.record_finished_run(results=results, **{**fields, "resume_key": '{"k": 2}'})
+    assert db.find_run('{"k": 2}') is None and len(db.runs()) == 1

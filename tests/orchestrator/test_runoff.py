@@ -11,7 +11,8 @@ from orchestrator.hookspecs import hookimpl
 from orchestrator.loop import TuneOptions, tune
 from orchestrator.manager import load_plugins
 from orchestrator.result import MeasureResult, MeasureStatus
-from orchestrator.runoff import SEARCHER, contenders, measure_interleaved, tally
+from orchestrator.runoff import (SEARCHER, by_config, contenders, measure_interleaved, tally,
+                                 winner)
 from orchestrator.testing import TOY_TASK, toy_latency, toy_space
 
 CONFIGS = list(toy_space())[:4]
@@ -50,6 +51,12 @@ def test_the_tally_orders_by_median_and_says_whether_the_pick_changed():
     assert best.config == b and best.latencies == (1.5, 1.4, 9.0) and best.latency == 1.5
     same = tally(7, picked, {a.key: [ok(a, 1.0)], b.key: [ok(b, 2.0)]})
     assert not same.changed and same.winner.config == a
+    # without the run's estimates: the lowest median of the timings alone
+    stored = [ok(a, 2.0), ok(b, 1.5), failed(c), ok(a, 2.2), ok(b, 1.4), failed(c)]
+    assert by_config(stored) == {a.key: [stored[0], stored[3]], b.key: [stored[1], stored[4]],
+                                 c.key: [stored[2], stored[5]]}
+    assert winner(by_config(stored)) == b
+    assert winner(by_config([failed(c)])) is None and winner({}) is None
 
 
 class DriftingMachine:
