@@ -899,7 +899,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         name, sep, rest = item.partition(":")
         if not sep or "=" not in rest:
             ap.error(f"--searcher-opt takes SEARCHER:KEY=VALUE, got {item!r}")
-        searcher_options.setdefault(name, {}).update(_options([rest]))
+        searcher_options.setdefault(name, {}).update(parse_options([rest]))
     extra = []
     known = {v.name for v in (*VARIANTS, XGB)}
     for item in args.variant:
@@ -916,7 +916,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         budgets={k: int(v) for k, v in parse_options(args.budget).items()}, db=db, work=work, out=out,
         target=detect_host(), plugins=load_plugins(), measurer=args.measurer,
         space_generator=args.space,
-        measurer_options=_options(args.measurer_opt),
+        measurer_options=parse_options(args.measurer_opt),
         searcher_options=searcher_options, seed=args.seed,
         batch_size=args.batch_size, pruned=not args.no_pruned, extra=tuple(extra),
         remeasure=args.remeasure)

@@ -250,3 +250,15 @@ def test_remeasure_measures_every_final_best_again_once_and_reports_the_ratios(t
     store = HistoryStore.open(exp.work / "r18_l4ds" / "remeasure.db", create=False)
     assert store.count() == count
     store.close()
+
+
+def test_main_reads_searcher_and_measurer_options_into_the_experiment(tmp_path, monkeypatch):
+    rg = load_script("reproduce_gga")
+    seen = []
+    monkeypatch.setattr(rg, "run_all", lambda exp, history_only=False: seen.append(exp))
+    code = rg.main(["--history-only", "--layers", "r18_l2", "--db", str(tmp_path / "h.db"),
+                    "--searcher-opt", "gga:probe=0", "--searcher-opt", "gga:seeding=tasks",
+                    "--measurer-opt", "repeat=5", "--measurer-opt", "guard=false"])
+    assert code == 0 and len(seen) == 1
+    assert seen[0].searcher_options["gga"] == {"probe": 0, "seeding": "tasks"}
+    assert seen[0].measurer_options == {"repeat": 5, "guard": False}
