@@ -182,7 +182,11 @@ MIN_ACCEPTANCE = 0.02
 def samplable(space: Any, draws: int) -> bool:
     """True if configs of ``space`` pass its check often enough to be sampled: for a
     small space, which searchers enumerate, one valid config is enough; otherwise at
-    least MIN_ACCEPTANCE of ``draws`` seeded uniform draws."""
+    least MIN_ACCEPTANCE of ``draws`` seeded uniform draws. The draws stop as soon as
+    the answer is known (enough passed, or too few left to get there): it is the same
+    answer as after all of them, and a space where one config in ten passes is judged
+    after about 600 of 3000 draws (every task's start waits for this)."""
+    import math
     import random
 
     if space.check is None:
@@ -190,9 +194,13 @@ def samplable(space: Any, draws: int) -> bool:
     if space.size <= 20000:
         return next(iter(space), None) is not None
     rng = random.Random(0)
-    passed = sum(space.check(space.config_at([rng.randrange(n) for n in space.knob_sizes]))
-                 is None for _ in range(draws))
-    return passed >= MIN_ACCEPTANCE * draws
+    need = math.ceil(MIN_ACCEPTANCE * draws)
+    passed = 0
+    for drawn in range(draws):
+        if passed >= need or passed + (draws - drawn) < need:
+            break
+        passed += space.check(space.config_at([rng.randrange(n) for n in space.knob_sizes])) is None
+    return passed >= need
 
 
 def schedule_module(fam: Any, task: Any, config: Any, target: Any) -> Any:
