@@ -33,7 +33,11 @@ its run-off winner together (``WORK/<layer>/turns/runoff.db``): does the run-off
 a run reports, and gga's final over xgb's? ``--keep-workers`` gives each
 searcher one measurer, warmed on a tiny task, for all its runs, as ``orchestrator tune``
 keeps one for every workload of a command but the first: no run's clock then pays the
-workers' TVM import (searchers whose runs are all finished get none).
+workers' TVM import (searchers whose runs are all finished get none). ``--batch-size N``
+(8 by default, every searcher alike) sets the configs per turn: AutoTVM's tuners measure
+as many configs at a time as the builder runs in parallel, by default the core count, so
+``--batch-size 2`` on a 2-core machine is how AutoTVM's xgb would batch there; with 8, a
+run that finds the mark in its first configs is timed at the end of their batch of 8.
 
     python scripts/gga_turns.py --smoke                         # CI: a small real run
     python scripts/gga_turns.py --layers r18_c1,r18_l1 --db /work/gga/base.db --work /work/gga/runs-full
@@ -782,6 +786,10 @@ def add_turns_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--measurer-opt", action="append", default=[], metavar="KEY=VALUE",
                     help="an option of every run's local measurer, e.g. guard=0.25 "
                          "(repeatable)")
+    ap.add_argument("--batch-size", type=int, default=8, metavar="N",
+                    help="configs each run measures per turn, every searcher alike (AutoTVM's "
+                         "tuners measure as many as the builder runs at once, the core "
+                         "count) [8]")
     ap.add_argument("--keep-workers", action="store_true",
                     help="give each searcher one measurer for all its runs, its workers warmed "
                          "on a tiny task first, as orchestrator tune keeps them for every "
@@ -807,6 +815,8 @@ def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Expe
     if args.runoff < 0 or args.runoff_rounds <= 0:
         ap.error(f"--runoff takes K >= 0 and --runoff-rounds ROUNDS > 0, got {args.runoff} "
                  f"and {args.runoff_rounds}")
+    if args.batch_size < 1:
+        ap.error(f"--batch-size takes a number of configs >= 1, got {args.batch_size}")
     if args.runoff and (args.report_only or not args.remeasure):
         ap.error("--runoff measures, and compares its winners in the --remeasure rounds: "
                  "give it with --remeasure ROUNDS and without --report-only")
@@ -854,7 +864,8 @@ def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Expe
         searcher_options={k: dict(v) for k, v in (rg.SMOKE_OPTIONS if args.smoke else {}).items()},
         seed=args.seed, pruned=not args.no_pruned, extra=tuple(extra), remeasure=args.remeasure,
         deployed=args.deployed, keep_workers=args.keep_workers, runoff=args.runoff,
-        runoff_rounds=args.runoff_rounds, confirm=args.confirm, measurer_options=measurer_options)
+        runoff_rounds=args.runoff_rounds, confirm=args.confirm, measurer_options=measurer_options,
+        batch_size=args.batch_size)
 
 
 def runs_left(exp: rg.Experiment, jobs: Sequence[rg.LeftOut]) -> set[str]:

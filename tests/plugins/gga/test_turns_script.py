@@ -3,6 +3,7 @@ timed by its own clock, on the synthetic conv space of the reproduce_gga tests (
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import threading
 from types import SimpleNamespace
@@ -641,3 +642,18 @@ def test_a_bad_history_db_is_a_one_line_error(tmp_path, capsys, args, message):
                  "--variant", "gga-big=gga", *args])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_batch_size_reaches_every_searchers_runs_and_must_be_positive(tmp_path, capsys):
+    gt = load_script("gga_turns")
+    base = ["--layers", "r18_l4ds", "--no-pruned", "--db", str(tmp_path / "base.db"),
+            "--report-only"]
+    ap = argparse.ArgumentParser()
+    gt.add_turns_arguments(ap)
+    exp = gt.experiment(ap, ap.parse_args([*base, "--batch-size", "2"]))
+    assert {exp.options(v).batch_size for v in gt.searchers(exp)} == {2}
+    assert gt.experiment(ap, ap.parse_args(base)).batch_size == 8  # as before the option
+    with pytest.raises(SystemExit) as exc:
+        gt.main([*base, "--batch-size", "0"])
+    assert exc.value.code == 2
+    assert "--batch-size takes a number of configs >= 1, got 0" in capsys.readouterr().err
