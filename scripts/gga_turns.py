@@ -786,10 +786,6 @@ def add_turns_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--measurer-opt", action="append", default=[], metavar="KEY=VALUE",
                     help="an option of every run's local measurer, e.g. guard=0.25 "
                          "(repeatable)")
-    ap.add_argument("--batch-size", type=int, default=8, metavar="N",
-                    help="configs each run measures per turn, every searcher alike (AutoTVM's "
-                         "tuners measure as many as the builder runs at once, the core "
-                         "count) [8]")
     ap.add_argument("--keep-workers", action="store_true",
                     help="give each searcher one measurer for all its runs, its workers warmed "
                          "on a tiny task first, as orchestrator tune keeps them for every "
@@ -815,8 +811,6 @@ def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Expe
     if args.runoff < 0 or args.runoff_rounds <= 0:
         ap.error(f"--runoff takes K >= 0 and --runoff-rounds ROUNDS > 0, got {args.runoff} "
                  f"and {args.runoff_rounds}")
-    if args.batch_size < 1:
-        ap.error(f"--batch-size takes a number of configs >= 1, got {args.batch_size}")
     if args.runoff and (args.report_only or not args.remeasure):
         ap.error("--runoff measures, and compares its winners in the --remeasure rounds: "
                  "give it with --remeasure ROUNDS and without --report-only")

@@ -829,6 +829,22 @@ def add_run_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-pruned", action="store_true", help="skip the pruned variants")
     ap.add_argument("--report-only", action="store_true", help="report what the databases hold")
+    ap.add_argument("--batch-size", type=_batch_size, default=8, metavar="N",
+                    help="configs each run measures per batch, every searcher alike "
+                         "(AutoTVM's tuners measure as many as the builder runs at once, the "
+                         "core count) [8]")
+
+
+def _batch_size(text: str) -> int:
+    """``--batch-size``'s value: a whole number of configs >= 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"--batch-size takes a number of configs >= 1, "
+                                         f"got {text}")
+    return n
 
 
 def chosen_layers(ap: argparse.ArgumentParser,
@@ -884,7 +900,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--remeasure", type=int, default=0, metavar="ROUNDS",
                     help="after each layer, measure every searcher's best config again, "
                          "ROUNDS rounds side by side, and report those ratios too [0: off]")
-    ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--history-only", action="store_true",
                     help="only step 1: the xgb runs of every layer involved, no report "
                          "(to split a long experiment: history first, then layer by layer)")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import pytest
+
 from history.store import HistoryStore
 from orchestrator.hookspecs import hookimpl
 from orchestrator.manager import load_plugins
@@ -215,16 +217,18 @@ def test_a_variant_runs_in_its_own_database_and_is_reported_beside_the_others(tm
     assert 'gga-tasks (gga {"seeding": "tasks", "probe": 0}): ' in text
 
 
-def test_a_malformed_variant_is_a_usage_error(capsys):
+@pytest.mark.parametrize("flag, bad, message", [
+    *(("--variant", bad, "--variant") for bad in
+      ("gga-tasks", "gga-tasks=gga:seeding", "=gga", "gga=gga:seeding=tasks")),
+    *(("--batch-size", bad, f"--batch-size takes a number of configs >= 1, got {bad}")
+      for bad in ("0", "-2", "two")),
+])
+def test_a_malformed_variant_or_batch_size_is_a_usage_error(capsys, flag, bad, message):
     rg = load_script("reproduce_gga")
-    for bad in ("gga-tasks", "gga-tasks=gga:seeding", "=gga", "gga=gga:seeding=tasks"):
-        try:
-            rg.main(["--variant", bad, "--report-only", "--layers", "r18_l2"])
-        except SystemExit as exc:
-            assert exc.code == 2
-        else:
-            raise AssertionError(f"{bad!r} was accepted")
-        assert "--variant" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        rg.main([flag, bad, "--report-only", "--layers", "r18_l2"])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
 
 
 def test_remeasure_measures_every_final_best_again_once_and_reports_the_ratios(tmp_path):
