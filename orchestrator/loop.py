@@ -173,6 +173,7 @@ class _Loop:
         resume_key = o.resume_key(self.task, self.target, self.gen_name)
         run_id = store.find_run(resume_key)
         own: list[MeasureResult] = []
+        resumed, was_finished = run_id is not None, False
         if run_id is None:
             run_id = store.start_run(
                 task_id=task_id, target_id=target_id, resume_key=resume_key,
@@ -183,7 +184,7 @@ class _Loop:
         else:
             own = store.results(task_id, target_id, run_id=run_id)
             reused_before = store.run_reused(run_id)
-            store.update_run(run_id, status="running", max_trials=o.trials, max_seconds=o.seconds)
+            was_finished = store.find_run(resume_key, status="finished") == run_id
         # Only results of the same measurer stand in for a measurement: a static score
         # (measurer "static") must never be mistaken for a latency, nor the reverse.
         history = [r for r in store.results(task_id, target_id) if r.measurer == self.measurer_name]
@@ -210,7 +211,7 @@ class _Loop:
 
         run_results: list[MeasureResult] = list(own_trials)
         measured = reused = 0
-        retimed = sum(len(rs) for rs in own_retimings.values())
+        retimed = retimed_before = sum(len(rs) for rs in own_retimings.values())
         if o.confirm:
             best = confirmed_best(own_retimings)
             # An interrupted run may have stopped between a batch and its re-timings; a
@@ -223,6 +224,11 @@ class _Loop:
         else:
             best = min((r for r in own if r.ok), key=lambda r: r.latency, default=None)
         first_ok = next((r for r in own if r.ok), None)
+        # A rerun of a finished run with nothing left to do leaves its record as it was
+        # (status, stop reason, finished_at); anything else marks it running until it ends.
+        untouched = was_finished and trials >= o.trials and retimed == retimed_before
+        if resumed and not untouched:
+            store.update_run(run_id, status="running", max_trials=o.trials, max_seconds=o.seconds)
         last_improvement = trials
         started = time.monotonic()
         stop_reason = "budget"
@@ -274,7 +280,8 @@ class _Loop:
             status, stop_reason = "interrupted", "interrupted"
             raise
         finally:
-            store.update_run(run_id, status=status, stop_reason=stop_reason)
+            if not untouched:
+                store.update_run(run_id, status=status, stop_reason=stop_reason)
         seconds = time.monotonic() - started  # the run's own; the run-off comes after it
         runoff = None
         if o.runoff:

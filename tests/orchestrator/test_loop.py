@@ -131,6 +131,25 @@ def test_rerunning_a_finished_run_measures_nothing_and_a_larger_budget_continues
     assert len(db.runs()) == 1
 
 
+def test_a_rerun_with_nothing_left_to_do_leaves_the_run_as_it_was(toy_plugins, db, toy_target,
+                                                                 monkeypatch):
+    import history.store
+    from datetime import datetime, timezone
+
+    run(toy_plugins, db, toy_target, trials=16, seed=4)
+    [first] = db.runs()
+    later = datetime(2031, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+    monkeypatch.setattr(history.store, "utcnow", lambda: later)
+    run(toy_plugins, db, toy_target, trials=16, seed=4)
+    run(toy_plugins, db, toy_target, trials=8, seed=4)  # a smaller budget: also done
+    assert db.runs() == [first]
+    run(toy_plugins, db, toy_target, trials=24, seed=4)  # more to do: the run goes on
+    [grown] = db.runs()
+    assert grown.status == "finished" and grown.max_trials == 24 and grown.measured == 24
+    assert grown.finished_at.startswith("2031-01-02T03:04:05")
+    assert not first.finished_at.startswith("2031")
+
+
 def test_results_of_another_measurer_never_stand_in_for_a_measurement(toy_plugins, toy_plugin,
                                                                        db, toy_target):
     from dataclasses import replace
