@@ -815,14 +815,7 @@ def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Expe
         ap.error("--runoff measures, and compares its winners in the --remeasure rounds: "
                  "give it with --remeasure ROUNDS and without --report-only")
 
-    extra: list[rg.Variant] = []
-    for item in args.variant:
-        try:
-            extra.append(rg.parse_variant(item))
-        except ValueError as exc:
-            ap.error(str(exc))
-        if extra[-1].name in {v.name for v in (*SEARCHERS, *extra[:-1])}:
-            ap.error(f"--variant name {extra[-1].name!r} is taken; choose another")
+    extra = rg.parse_variants(ap, args.variant, taken={v.name for v in SEARCHERS})
     for item in args.history_db:
         name, sep, path = item.partition("=")
         found = [i for i, v in enumerate(extra) if v.name == name]

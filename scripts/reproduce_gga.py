@@ -819,6 +819,24 @@ def parse_variant(text: str) -> Variant:
     return Variant(*split_variant(text))
 
 
+def parse_variants(ap: argparse.ArgumentParser, items: Sequence[str],
+                   taken: set[str]) -> list[Variant]:
+    """Every ``--variant`` as a :class:`Variant`; a malformed one, or a name in ``taken``
+    or given twice, is a usage error."""
+    found: list[Variant] = []
+    names = set(taken)
+    for item in items:
+        try:
+            variant = parse_variant(item)
+        except ValueError as exc:
+            ap.error(str(exc))
+        if variant.name in names:
+            ap.error(f"--variant name {variant.name!r} is taken; choose another")
+        names.add(variant.name)
+        found.append(variant)
+    return found
+
+
 def add_run_arguments(ap: argparse.ArgumentParser) -> None:
     """The options this script and ``gga_turns.py`` share: layers, databases, report."""
     ap.add_argument("--layers", help="comma-separated layers to leave out [all resnet18_conv]")
@@ -915,16 +933,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not sep or "=" not in rest:
             ap.error(f"--searcher-opt takes SEARCHER:KEY=VALUE, got {item!r}")
         searcher_options.setdefault(name, {}).update(parse_options([rest]))
-    extra = []
-    known = {v.name for v in (*VARIANTS, XGB)}
-    for item in args.variant:
-        try:
-            extra.append(parse_variant(item))
-        except ValueError as exc:
-            ap.error(str(exc))
-        if extra[-1].name in known:
-            ap.error(f"--variant name {extra[-1].name!r} is taken; choose another")
-        known.add(extra[-1].name)
+    extra = parse_variants(ap, args.variant, taken={v.name for v in (*VARIANTS, XGB)})
     db, work, out = run_paths(args)
     exp = Experiment(
         layers=layers, history_layers=history, trials=trials,

@@ -644,6 +644,18 @@ def test_a_bad_history_db_is_a_one_line_error(tmp_path, capsys, args, message):
     assert message in capsys.readouterr().err.strip().splitlines()[-1]
 
 
+@pytest.mark.parametrize("variants", [["ga=gga"], ["gga-x=gga", "gga-x=gga:probe=0"]])
+def test_a_variant_name_taken_by_a_searcher_or_another_variant_is_a_usage_error(
+        tmp_path, capsys, variants):
+    gt = load_script("gga_turns")
+    with pytest.raises(SystemExit) as exc:
+        gt.main(["--layers", "r18_l4ds", "--no-pruned", "--db", str(tmp_path / "base.db"),
+                 "--report-only", *(a for v in variants for a in ("--variant", v))])
+    assert exc.value.code == 2
+    name = variants[-1].partition("=")[0]
+    assert f"--variant name {name!r} is taken" in capsys.readouterr().err
+
+
 def test_batch_size_reaches_every_searchers_runs_and_must_be_positive(tmp_path, capsys):
     gt = load_script("gga_turns")
     base = ["--layers", "r18_l4ds", "--no-pruned", "--db", str(tmp_path / "base.db"),
