@@ -3,8 +3,10 @@
 One set of turns gives one verdict per layer, and verdicts swing between seeds (a layer's
 speed-up at 95% can turn on one measurement). This reads turns already run with
 ``gga_turns.py`` under different ``--seed`` values into different ``--work`` directories,
-and reports each layer's verdicts seed by seed, how many targets each seed met, and on how
-many layers a target was met on every seed and on at least one. It measures nothing.
+and reports each layer's verdicts seed by seed, how many targets each seed met, on how
+many layers a target was met on every seed and on at least one, and gga's speed-ups
+averaged over the layers (the paper's figures are averages), seed by seed and over every
+seed, each layer counted once. It measures nothing.
 
     python scripts/gga_seeds.py --layers r18_l1,r18_l2 --no-pruned --confirm 1 \\
         --turns 0=/work/gga/turns-confirm --turns 1=/work/gga/turns-confirm-s1 \\
@@ -27,6 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import gga_turns as gt  # noqa: E402
 import reproduce_gga as rg  # noqa: E402
+from speedup_mean import (  # noqa: E402
+    TIME_TARGETS, describe, layer_speedups, mean_speedup, over_seeds)
 
 TARGETS = ("5x xgb", "3x ga", "0.98 final")
 
@@ -82,6 +86,26 @@ def summary(per_seed: Mapping[int, Sequence[gt.TurnsResult]]) -> list[str]:
     return lines
 
 
+def means_over_seeds(per_seed: Mapping[int, Sequence[gt.TurnsResult]]) -> list[str]:
+    """Markdown: gga's time targets on speed-ups averaged over the layers, seed by seed
+    and over every seed (``speedup_mean.over_seeds``: a layer's figure is the geometric
+    mean over its seeds, and the interval resamples layers with their seeds)."""
+    lines = ["Averaged over the layers (`speedup_mean.py`; the interval is a 95% bootstrap "
+             "over layers), seed by seed and over every seed. Over every seed a layer's "
+             "speed-up is the geometric mean of its seeds' (over the seeds where it could "
+             "be told), so each layer counts once and its seeds are resampled together; "
+             "the summed seconds are of those per-layer geometric means.", ""]
+    for other, target in TIME_TARGETS:
+        per = [layer_speedups(results, other) for results in per_seed.values()]
+        for seed, items in zip(per_seed, per):
+            lines.append(f"- gga over {other}, seed {seed}: "
+                         + describe(mean_speedup(items), target, "gga", other) + ".")
+        lines.append(f"- gga over {other}, every seed: "
+                     + describe(mean_speedup(over_seeds(per)), target, "gga", other) + ".")
+    lines.append("")
+    return lines
+
+
 def measured(results: Sequence[gt.TurnsResult]) -> str:
     """When one seed's turns were measured (UTC), from its runs' first and last records."""
     when = gt.measured_period(results)
@@ -118,7 +142,7 @@ def write_report(exp: rg.Experiment, turns: Sequence[tuple[int, Path]], command:
                 "left out." if view == "deployed" else "."),
              "",
              *(f"- Seed {seed} measured {measured(results)}." for seed, results in per_seed.items()),
-             "", *summary(per_seed)]
+             "", *summary(per_seed), *means_over_seeds(per_seed)]
     exp.out.mkdir(parents=True, exist_ok=True)
     path = exp.out / "gga-seeds.md"
     path.write_text("\n".join(lines))

@@ -255,13 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     db = Path(args.db)
     if not db.exists():
         ap.error(f"{db} does not exist: give the history database the layers were tuned into")
-    try:
-        extra = [rg.parse_variant(v) for v in args.variant]
-    except ValueError as e:
-        ap.error(str(e))
-    variants = [*BASE, *extra]
-    if len({v.name for v in variants}) < len(variants):
-        ap.error("each --variant needs a name of its own (xgb and gga are taken)")
+    variants = [*BASE, *rg.parse_variants(ap, args.variant, taken={v.name for v in BASE})]
     by_name = {t.name: t for t in rg.resnet_layers()}
     names = args.layers.split(",") if args.layers else list(by_name)
     unknown = [n for n in names if n not in by_name]

@@ -142,6 +142,26 @@ def layer_speedups(results: Sequence[LayerRuns], other: str, name: str = "gga",
     return out
 
 
+def over_seeds(per_seed: Sequence[Sequence[LayerSpeedup]]) -> list[LayerSpeedup]:
+    """One item per layer from its items on several seeds (one sequence per seed): each
+    side's seconds are the geometric mean over the seeds that have the layer, so the
+    layer's ratio is the geometric mean of its seeds' ratios; a side that never reached
+    the mark on some seed makes the layer's figure a bound that way. Averaged with
+    :func:`mean_speedup`, each layer counts once and the bootstrap resamples layers, its
+    seeds kept together (seeds of one layer are not independent layers)."""
+    by_layer: dict[str, list[LayerSpeedup]] = {}
+    for items in per_seed:
+        for i in items:
+            if i.seconds > 0 and i.other > 0:
+                by_layer.setdefault(i.layer, []).append(i)
+    return [LayerSpeedup(layer,
+                         math.exp(sum(math.log(i.seconds) for i in got) / len(got)),
+                         math.exp(sum(math.log(i.other) for i in got) / len(got)),
+                         never=any(i.never for i in got),
+                         other_never=any(i.other_never for i in got))
+            for layer, got in by_layer.items()]
+
+
 def means_lines(results: Sequence[LayerRuns], name: str = "gga") -> list[str]:
     """Markdown list items: ``name``'s time targets on speed-ups averaged over the layers."""
     return [f"- {name} over {other}: "

@@ -66,3 +66,23 @@ def test_the_interval_does_not_depend_on_the_order_of_the_layers():
     sm = load_script("speedup_mean")
     items = [sm.LayerSpeedup(f"l{i}", 1.0, r) for i, r in enumerate((0.3, 29, 5, 2, 1.2, 35))]
     assert sm.mean_speedup(items) == sm.mean_speedup(items[::-1])
+
+
+def test_over_seeds_gives_each_layer_the_geometric_mean_of_its_seeds():
+    sm = load_script("speedup_mean")
+    seed0 = [sm.LayerSpeedup("a", 1.0, 16.0), sm.LayerSpeedup("b", 2.0, 2.0)]  # 16x, 1x
+    seed1 = [sm.LayerSpeedup("a", 4.0, 16.0),  # 4x
+             sm.LayerSpeedup("b", 1.0, 9.0, other_never=True),  # at least 9x
+             sm.LayerSpeedup("c", 3.0, 6.0)]  # only on this seed: 2x
+    items = {i.layer: i for i in sm.over_seeds([seed0, seed1])}
+    assert sorted(items) == ["a", "b", "c"]
+    assert items["a"].ratio == pytest.approx(8.0)  # sqrt(16 * 4)
+    assert items["a"].seconds == pytest.approx(2.0) and items["a"].other == pytest.approx(16.0)
+    assert items["b"].ratio == pytest.approx(3.0) and items["b"].other_never
+    assert not items["b"].never
+    assert items["c"].ratio == pytest.approx(2.0)
+    m = sm.mean_speedup(sm.over_seeds([seed0, seed1]))
+    assert m.layers == 3  # a layer counts once, however many seeds it has
+    assert m.geometric == pytest.approx((8 * 3 * 2) ** (1 / 3))
+    assert m.bound == sm.LOWER
+    assert sm.over_seeds([]) == []

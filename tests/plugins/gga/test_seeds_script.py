@@ -34,6 +34,23 @@ def test_summary_counts_each_target_per_seed_and_across_seeds():
     assert _rows(both, "3x ga")[0][1:] == ["1 of 1", "1 of 1", "1 of 1", "1 of 1", "1 of 1"]
 
 
+def test_the_means_over_seeds_count_each_layer_once():
+    seeds = load_script("gga_seeds")
+    # gga at the mark at 2 s; xgb at 60 s on seed 0 and 15 s on seed 1: 30x and 7.5x
+    fast = _turns(xgb=([50, 100], [10, 60]), gga=([99, 99], [2, 4]), ga=([99, 99], [8, 9]))
+    slow = _turns(xgb=([50, 100], [10, 15]), gga=([99, 99], [2, 4]), ga=([99, 99], [8, 9]))
+    lines = seeds.means_over_seeds({0: [fast], 1: [slow]})
+    xgb = {line.split(":")[0]: line for line in lines if line.startswith("- gga over xgb")}
+    assert list(xgb) == ["- gga over xgb, seed 0", "- gga over xgb, seed 1",
+                         "- gga over xgb, every seed"]
+    assert "geometric mean 30.00x [30.00, 30.00] over 1 layers, met" in xgb["- gga over xgb, seed 0"]
+    assert "7.50x" in xgb["- gga over xgb, seed 1"]
+    assert "geometric mean 15.00x [15.00, 15.00] over 1 layers, met against 5x" \
+        in xgb["- gga over xgb, every seed"]  # sqrt(30 * 7.5): one layer, not two
+    ga = [line for line in lines if line.startswith("- gga over ga, every seed")]
+    assert len(ga) == 1 and "4.00x" in ga[0] and "undecided" not in ga[0]
+
+
 def test_a_layer_not_told_on_some_seed_is_left_out_of_the_cross_seed_counts():
     seeds = load_script("gga_seeds")
     won = _turns(xgb=([50, 100], [10, 60]), gga=([99, 99], [2, 4]), ga=([10, 20], [1, 2]))

@@ -100,7 +100,11 @@ def test_bad_arguments_are_one_line_errors(tmp_path, capsys):
     assert "unknown layer(s) r18_nope" in capsys.readouterr().err
     with pytest.raises(SystemExit) as e:
         sim.main(["--db", str(db), "--data", "x.db", "--variant", "gga=gga:probe=0"])
-    assert "a name of its own" in capsys.readouterr().err
+    assert "--variant name 'gga' is taken" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        sim.main(["--db", str(db), "--data", "x.db", "--variant", "v=gga:probe=0",
+                  "--variant", "v=gga:probe=1"])
+    assert e.value.code == 2 and "--variant name 'v' is taken" in capsys.readouterr().err
 
 
 def test_measured_first_answers_a_measured_config_with_its_measured_speed():
