@@ -290,6 +290,13 @@ class HistoryStore:
                 s.add(row)
                 s.commit()
 
+    def run_status(self, run_id: int) -> str | None:
+        """The run's status ("running", "finished", "interrupted", "failed"); None if there
+        is no such run."""
+        with Session(self.engine) as s:
+            row = s.get(RunRow, run_id)
+            return row.status if row else None
+
     def run_reused(self, run_id: int) -> int:
         with Session(self.engine) as s:
             row = s.get(RunRow, run_id)

@@ -184,7 +184,7 @@ class _Loop:
         else:
             own = store.results(task_id, target_id, run_id=run_id)
             reused_before = store.run_reused(run_id)
-            was_finished = store.find_run(resume_key, status="finished") == run_id
+            was_finished = store.run_status(run_id) == "finished"
         # Only results of the same measurer stand in for a measurement: a static score
         # (measurer "static") must never be mistaken for a latency, nor the reverse.
         history = [r for r in store.results(task_id, target_id) if r.measurer == self.measurer_name]
