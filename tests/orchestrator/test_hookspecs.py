@@ -96,10 +96,10 @@ class EveryHook:
 def test_every_hookspec_is_called_through_a_registered_plugin(db, toy_target):
     plugin = EveryHook()
     plugins = load_plugins(extra=[("every", plugin)], autoload=False)
-    summary = tune(toy_space().task, target=toy_target, db=db, plugins=plugins,
-                   space_generator="every-space", pruners=("every-pruner",),
-                   cost_model="every-model", searcher="every-searcher",
-                   measurer="every-measurer", trials=10, batch_size=4)
+    tune(toy_space().task, target=toy_target, db=db, plugins=plugins,
+         space_generator="every-space", pruners=("every-pruner",),
+         cost_model="every-model", searcher="every-searcher",
+         measurer="every-measurer", trials=10, batch_size=4)
     assert plugin.events == ["generate", "prune", "started every-space every-searcher",
                              "measured 4 4 True", "measured 4 8 True", "measured 2 10 True",
                              "finished 10 trials"]

@@ -85,14 +85,14 @@ def _misbehaving_kernel(task: Task, variant: str) -> Any:
     sa, sb, sc = task.operator.buffer_shapes(task.params)
 
     @T.prim_func
-    def crash(A: T.Buffer(sa, "float32"), B: T.Buffer(sb, "float32"),
-              C: T.Buffer(sc, "float32")):
+    def crash(A: T.Buffer(sa, "float32"), B: T.Buffer(sb, "float32"),  # noqa: F821
+              C: T.Buffer(sc, "float32")):  # noqa: F821 (dtypes, not forward references)
         T.func_attr({"global_symbol": "main", "tirx.noalias": True})
         T.evaluate(T.call_extern("int32", "abort"))
 
     @T.prim_func
-    def hang(A: T.Buffer(sa, "float32"), B: T.Buffer(sb, "float32"),
-             C: T.Buffer(sc, "float32")):
+    def hang(A: T.Buffer(sa, "float32"), B: T.Buffer(sb, "float32"),  # noqa: F821
+             C: T.Buffer(sc, "float32")):  # noqa: F821
         T.func_attr({"global_symbol": "main", "tirx.noalias": True})
         with T.While(A[0, 0] == A[0, 0]):  # inputs are finite: never false
             C[0, 0] = C[0, 0] + T.float32(1)
