@@ -367,13 +367,14 @@ def remeasure_bests(exp: Experiment, task: Task, bests: dict[str, Config], path:
     if REFERENCE not in bests:
         return
     configs = list(bests.values())
+    timings = len({c.key for c in configs}) * exp.remeasure  # searchers may share a best
     path.parent.mkdir(parents=True, exist_ok=True)
     store = HistoryStore.open(path)
     try:
         key = _remeasure_key(exp, task, configs)
-        if _finished_remeasure(store, key, len(configs) * exp.remeasure) is not None:
+        if _finished_remeasure(store, key, timings) is not None:
             return
-        exp.log(f"  {task.name}: the {len(set(c.key for c in configs))} {what} measured "
+        exp.log(f"  {task.name}: the {timings // exp.remeasure} {what} measured "
                 f"again, {exp.remeasure} rounds side by side")
         _, space = build_space(exp.plugins, task, exp.target,
                                TuneOptions(space_generator=exp.space_generator))
@@ -386,7 +387,7 @@ def remeasure_bests(exp: Experiment, task: Task, bests: dict[str, Config], path:
             task_id=store.ensure_task(task), target_id=store.ensure_target(exp.target),
             resume_key=key, searcher="remeasure", measurer=exp.measurer,
             space_generator=space.generator, pruners=(), seed=exp.seed,
-            max_trials=len(configs) * exp.remeasure, space_size=space.size,
+            max_trials=timings, space_size=space.size,
             stop_reason="trials", results=[r for rs in got.values() for r in rs])
     finally:
         store.close()

@@ -240,8 +240,10 @@ def test_remeasure_measures_every_final_best_again_once_and_reports_the_ratios(t
     assert list(bests)[0] == "xgb" and {"gga", "tl", "ga", "fallback"} <= set(bests)
     store = HistoryStore.open(exp.work / "r18_l4ds" / "remeasure.db", create=False)
     count = store.count()
+    (run,) = store.runs()
     store.close()
     assert count == 3 * len({c.key for c in bests.values()})  # each distinct best, 3 rounds
+    assert run.searcher == "remeasure" and run.max_trials == count  # shared bests once
     again, _ = rg.remeasured(exp, layers["r18_l4ds"], bests)
     # the synthetic measurer is deterministic: measured again, each best is what it was
     res = rg.layer_result(exp, layers["r18_l4ds"], False)
