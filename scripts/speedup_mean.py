@@ -16,6 +16,7 @@ each layer's timing was.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -155,8 +156,8 @@ def over_seeds(per_seed: Sequence[Sequence[LayerSpeedup]]) -> list[LayerSpeedup]
             if i.seconds > 0 and i.other > 0:
                 by_layer.setdefault(i.layer, []).append(i)
     return [LayerSpeedup(layer,
-                         math.exp(sum(math.log(i.seconds) for i in got) / len(got)),
-                         math.exp(sum(math.log(i.other) for i in got) / len(got)),
+                         statistics.geometric_mean(i.seconds for i in got),
+                         statistics.geometric_mean(i.other for i in got),
                          never=any(i.never for i in got),
                          other_never=any(i.other_never for i in got))
             for layer, got in by_layer.items()]
