@@ -290,17 +290,13 @@ class HistoryStore:
                 s.add(row)
                 s.commit()
 
-    def run_status(self, run_id: int) -> str | None:
-        """The run's status ("running", "finished", "interrupted", "failed"); None if there
-        is no such run."""
+    def run_state(self, run_id: int) -> tuple[str | None, int]:
+        """The run's status ("running", "finished", "interrupted", "failed") and how many
+        of its trials were answered from history, read from its row once; (None, 0) if
+        there is no such run."""
         with Session(self.engine) as s:
             row = s.get(RunRow, run_id)
-            return row.status if row else None
-
-    def run_reused(self, run_id: int) -> int:
-        with Session(self.engine) as s:
-            row = s.get(RunRow, run_id)
-            return row.reused if row else 0
+            return (row.status, row.reused) if row else (None, 0)
 
     # -- measurements ----------------------------------------------------------------
     def _config_ids(self, s: Session, task_id: int, configs: Sequence[Config]) -> list[int]:

@@ -183,8 +183,8 @@ class _Loop:
             reused_before = 0
         else:
             own = store.results(task_id, target_id, run_id=run_id)
-            reused_before = store.run_reused(run_id)
-            was_finished = store.run_status(run_id) == "finished"
+            status_before, reused_before = store.run_state(run_id)
+            was_finished = status_before == "finished"
         # Only results of the same measurer stand in for a measurement: a static score
         # (measurer "static") must never be mistaken for a latency, nor the reverse.
         history = [r for r in store.results(task_id, target_id) if r.measurer == self.measurer_name]

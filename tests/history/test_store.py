@@ -197,7 +197,7 @@ def test_a_run_measured_all_at_once_is_stored_finished_or_not_at_all(db, monkeyp
     assert db.results(tid, gid, run_id=run_id) == results
     assert db.find_run('{"k": 1}', status="finished") == run_id
     assert db.find_run('{"k": 1}', status="running") is None
-    assert db.run_status(run_id) == "finished" and db.run_status(run_id + 1) is None
+    assert db.run_state(run_id) == ("finished", 0) and db.run_state(run_id + 1) == (None, 0)
 
     def broken(*args, **kwargs):
         raise RuntimeError("disk full")
