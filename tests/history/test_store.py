@@ -198,6 +198,8 @@ def test_a_run_measured_all_at_once_is_stored_finished_or_not_at_all(db, monkeyp
     assert db.find_run('{"k": 1}', status="finished") == run_id
     assert db.find_run('{"k": 1}', status="running") is None
     assert db.run_state(run_id) == ("finished", 0) and db.run_state(run_id + 1) == (None, 0)
+    db.add_reused(run_id, 3)  # what a resumed run counts among its trials
+    assert db.run_state(run_id) == ("finished", 3)
 
     def broken(*args, **kwargs):
         raise RuntimeError("disk full")
