@@ -12,13 +12,13 @@ from typing import Any
 from history.store import HistoryStore, ImportGroup, Provenance, Record
 from orchestrator.errors import HistoryError, OrchestratorError
 from orchestrator.result import MeasureResult, MeasureStatus
-from orchestrator.space import Config
+from orchestrator.space import LEGACY_TEMPLATE, Config
 from orchestrator.target import TargetInfo, freeze_tvm_json
 from orchestrator.task import Task
 
 CSV_FIELDS = ("task", "target", "config", "status", "latency", "latencies", "build_seconds",
               "run_seconds", "error", "measurer", "created_at", "run_id", "tool_version",
-              "tvm_version")
+              "tvm_version", "template")
 
 
 def record_to_dict(rec: Record) -> dict[str, Any]:
@@ -30,6 +30,7 @@ def record_to_dict(rec: Record) -> dict[str, Any]:
         "build_seconds": r.build_seconds, "run_seconds": r.run_seconds, "error": r.error,
         "measurer": r.measurer, "created_at": rec.created_at, "run_id": rec.run_id,
         "tool_version": rec.tool_version, "tvm_version": rec.tvm_version,
+        "template": rec.template,
     }
 
 
@@ -72,8 +73,9 @@ def _rows(path: Path, fmt: str) -> Iterator[tuple[int, dict[str, Any]]]:
 def import_records(store: HistoryStore, path: Path, fmt: str) -> tuple[int, int]:
     """Validate the whole file first, then store its measurements and runs in one
     transaction (the tasks and targets they name may be added first); returns (imported,
-    skipped duplicates). Each measurement keeps the time it was made and the tool and TVM
-    versions that made it, as the file gives them ('' where an older export has none);
+    skipped duplicates). Each measurement keeps the time it was made, the tool and TVM
+    versions and the template that made it, as the file gives them ('' where an older
+    export has none);
     the measurements of each task and target go under one new run, searcher ``import``."""
     parsed: list[tuple[Task, dict[str, Any], MeasureResult, Provenance]] = []
     imported_at = datetime.now(timezone.utc)
@@ -90,7 +92,8 @@ def import_records(store: HistoryStore, path: Path, fmt: str) -> tuple[int, int]
                     raise ValueError("target must be a TVM target JSON object")
                 made = Provenance(_when(row.get("created_at"), imported_at),
                                   str(row.get("tool_version") or ""),
-                                  str(row.get("tvm_version") or ""))
+                                  str(row.get("tvm_version") or ""),
+                                  str(row.get("template") or LEGACY_TEMPLATE))
             except (OrchestratorError, KeyError, ValueError, TypeError) as exc:
                 raise HistoryError(f"{path}:{n}: bad record ({type(exc).__name__}: {exc})") from None
             parsed.append((task, row["target"], result, made))

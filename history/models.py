@@ -8,8 +8,12 @@ from datetime import datetime, timezone
 from sqlalchemy import Index
 from sqlmodel import Field, SQLModel
 
-# Bump when a table changes; the store refuses databases of any other version.
-SCHEMA_VERSION = 1
+from orchestrator.space import LEGACY_TEMPLATE
+
+# Bump when a table changes, and add the step from the previous version to
+# history.migrate; the store upgrades older databases in place and refuses newer ones.
+SCHEMA_VERSION = 2
+
 
 
 def utcnow() -> datetime:
@@ -97,6 +101,9 @@ class MeasurementRow(SQLModel, table=True):
     run_seconds: float = 0.0
     error: str = ""
     measurer: str = ""
+    # The space generator and its schedule version that built it ("cpu@1"); only
+    # measurements of the same template stand in for one another.
+    template: str = LEGACY_TEMPLATE
     created_at: datetime = Field(default_factory=utcnow)
     tool_version: str = ""
     tvm_version: str = ""

@@ -20,6 +20,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, create_engine, select
 
+from history.migrate import STEPS, upgrade
 from history.models import (
     SCHEMA_VERSION,
     ConfigRow,
@@ -34,7 +35,7 @@ from history.models import (
 from orchestrator.errors import HistoryError, SchemaVersionError
 from orchestrator.jsonkey import key_hash
 from orchestrator.result import MeasureResult, MeasureStatus
-from orchestrator.space import Config
+from orchestrator.space import LEGACY_TEMPLATE, Config
 from orchestrator.target import TargetInfo
 from orchestrator.task import Task
 
@@ -100,16 +101,19 @@ class Record:
     created_at: str
     tool_version: str = ""
     tvm_version: str = ""
+    template: str = LEGACY_TEMPLATE
 
 
 @dataclass(frozen=True)
 class Provenance:
-    """When a measurement was made and with which versions of this tool and TVM ('' when
-    not known), as an import keeps them rather than stamping its own."""
+    """When a measurement was made, with which versions of this tool and TVM ('' when
+    not known) and by which template (``Space.template``), as an import keeps them
+    rather than stamping its own."""
 
     created_at: datetime
     tool_version: str = ""
     tvm_version: str = ""
+    template: str = LEGACY_TEMPLATE
 
 
 @dataclass(frozen=True)
@@ -192,6 +196,9 @@ class HistoryStore:
         with Session(self.engine) as s:
             info = s.exec(select(SchemaInfo)).first()
         found = info.version if info else None
+        if found is not None and found < SCHEMA_VERSION and found in STEPS:
+            upgrade(self.engine, self.url, found)
+            return
         if found != SCHEMA_VERSION:
             if found is not None and found > SCHEMA_VERSION:
                 hint = "upgrade tuning-orchestrator to read it"
@@ -321,12 +328,13 @@ class HistoryStore:
         return [found[k] for k in keys]
 
     def record(self, *, run_id: int | None, task_id: int, target_id: int,
-               results: Iterable[MeasureResult]) -> int:
-        """Store results in one transaction and commit; returns how many were stored."""
+               results: Iterable[MeasureResult], template: str = LEGACY_TEMPLATE) -> int:
+        """Store results of ``template`` (the ``Space.template`` that built them) in one
+        transaction and commit; returns how many were stored."""
         results = list(results)
         if not results:
             return 0
-        made = Provenance(utcnow(), TOOL_VERSION, TVM_VERSION)
+        made = Provenance(utcnow(), TOOL_VERSION, TVM_VERSION, template)
         with Session(self.engine) as s:
             self._insert_measurements(s, run_id, task_id, target_id,
                                       [(r, made) for r in results])
@@ -345,7 +353,7 @@ class HistoryStore:
             "latencies": json.dumps(list(r.latencies)), "build_seconds": r.build_seconds,
             "run_seconds": r.run_seconds, "error": r.error[:4000], "measurer": r.measurer,
             "created_at": made.created_at, "tool_version": made.tool_version,
-            "tvm_version": made.tvm_version,
+            "tvm_version": made.tvm_version, "template": made.template,
         } for (r, made), cid in zip(measurements, config_ids)])
 
     def record_import(self, groups: Sequence[ImportGroup], source: str) -> list[int]:
@@ -377,12 +385,13 @@ class HistoryStore:
                             searcher: str, measurer: str, space_generator: str,
                             pruners: Sequence[str], seed: int, max_trials: int,
                             space_size: int, stop_reason: str,
-                            results: Sequence[MeasureResult]) -> int:
+                            results: Sequence[MeasureResult],
+                            template: str = LEGACY_TEMPLATE) -> int:
         """Store a run measured all at once (a run-off, a remeasure) as one finished run
-        with its measurements, in one transaction: a finished run of its key is whole, and
-        an interrupted one leaves nothing. Returns the run's id."""
+        with its measurements (built by ``template``), in one transaction: a finished run
+        of its key is whole, and an interrupted one leaves nothing. Returns the run's id."""
         now = utcnow()
-        made = Provenance(now, TOOL_VERSION, TVM_VERSION)
+        made = Provenance(now, TOOL_VERSION, TVM_VERSION, template)
         with Session(self.engine) as s:
             run = _run_row(task_id=task_id, target_id=target_id, resume_key=resume_key,
                            searcher=searcher, measurer=measurer,
@@ -398,9 +407,10 @@ class HistoryStore:
             return int(run.id)  # type: ignore[arg-type]
 
     def results(self, task_id: int, target_id: int | None, *, run_id: int | None = None,
-                ok_only: bool = False) -> list[MeasureResult]:
+                ok_only: bool = False,
+                templates: Sequence[str] | None = None) -> list[MeasureResult]:
         """Stored results of a task on a target (on any, for None), oldest first (one
-        run's, if given)."""
+        run's, if given; only those built by one of ``templates``, if given)."""
         # Plain columns, not ORM objects: a searcher's start reads every earlier task's
         # results, and the loop's start this task's.
         m = MeasurementRow
@@ -413,6 +423,8 @@ class HistoryStore:
             stmt = stmt.where(m.run_id == run_id)
         if ok_only:
             stmt = stmt.where(m.status == MeasureStatus.OK.value)
+        if templates is not None:
+            stmt = stmt.where(m.template.in_(list(templates)))  # type: ignore[attr-defined]
         stmt = stmt.order_by(m.id)
         with Session(self.engine) as s:
             return [_to_result(row, row.key) for row in s.exec(stmt)]
@@ -474,7 +486,7 @@ class HistoryStore:
         m = MeasurementRow
         stmt = (select(m.id, m.run_id, m.status, m.latencies, m.build_seconds,  # type: ignore[call-overload]
                        m.run_seconds, m.error, m.measurer, m.created_at, m.tool_version,
-                       m.tvm_version, ConfigRow.key.label("config_key"),
+                       m.tvm_version, m.template, ConfigRow.key.label("config_key"),
                        TaskRow.id.label("task_id"),
                        TaskRow.op, TaskRow.shape, TaskRow.dtype, TaskRow.name,
                        TargetRow.key.label("target_key"))
@@ -493,7 +505,7 @@ class HistoryStore:
                     task = tasks[row.task_id] = _to_task(row)
                 out.append(Record(int(row.id), row.run_id, task, row.target_key,
                                   _to_result(row, row.config_key), row.created_at.isoformat(),
-                                  row.tool_version, row.tvm_version))
+                                  row.tool_version, row.tvm_version, row.template))
         return out
 
     def runs(self, *, where: Sequence[Any] = (), limit: int = 50) -> list[RunView]:
@@ -581,7 +593,7 @@ def _to_result(m: MeasurementRow | Row[Any], config_key: str) -> MeasureResult:
 def _to_record(m: MeasurementRow, config_key: str, t: TaskRow, target_key: str) -> Record:
     return Record(int(m.id), m.run_id, _to_task(t), target_key,  # type: ignore[arg-type]
                   _to_result(m, config_key), m.created_at.isoformat(), m.tool_version,
-                  m.tvm_version)
+                  m.tvm_version, m.template)
 
 
 def _to_run(r: RunRow, t: TaskRow, target_key: str, n: int, best: float | None) -> RunView:

@@ -43,9 +43,11 @@ class TuneOptions:
     searcher_options: dict[str, Any] = field(default_factory=dict)
     measurer_options: dict[str, Any] = field(default_factory=dict)
 
-    def resume_key(self, task: Task, target: TargetInfo, space_generator: str) -> str:
+    def resume_key(self, task: Task, target: TargetInfo, space_generator: str,
+                   template_version: int = 1) -> str:
         """Runs with equal keys continue each other; budgets are left out on purpose so
-        that a rerun with a larger ``--trials`` continues the same run."""
+        that a rerun with a larger ``--trials`` continues the same run, and a template's
+        new version (``Space.template_version``) starts a new one."""
         key: dict[str, Any] = {
             "task": task.key, "target": target.key, "searcher": self.searcher,
             "searcher_options": self.searcher_options, "measurer": self.measurer,
@@ -54,6 +56,8 @@ class TuneOptions:
         }
         if self.confirm:  # absent when off, so that runs made before the option still resume
             key["confirm"] = self.confirm
+        if template_version != 1:  # likewise: runs made before templates had versions
+            key["template_version"] = template_version
         return canonical_json(key)
 
 
@@ -170,7 +174,8 @@ class _Loop:
         counts_before = _counts(self.measurer)
         task_id = store.ensure_task(self.task)
         target_id = store.ensure_target(self.target)
-        resume_key = o.resume_key(self.task, self.target, self.gen_name)
+        resume_key = o.resume_key(self.task, self.target, self.gen_name,
+                                  self.space.template_version)
         run_id = store.find_run(resume_key)
         own: list[MeasureResult] = []
         resumed, was_finished = run_id is not None, False
@@ -185,9 +190,12 @@ class _Loop:
             own = store.results(task_id, target_id, run_id=run_id)
             status_before, reused_before = store.run_state(run_id)
             was_finished = status_before == "finished"
-        # Only results of the same measurer stand in for a measurement: a static score
-        # (measurer "static") must never be mistaken for a latency, nor the reverse.
-        history = [r for r in store.results(task_id, target_id) if r.measurer == self.measurer_name]
+        # Only results of the same measurer and template stand in for a measurement: a
+        # static score (measurer "static") must never be mistaken for a latency, nor the
+        # reverse, nor a latency of code that an older version of the template built.
+        history = [r for r in store.results(task_id, target_id,
+                                            templates=self.space.reusable_templates)
+                   if r.measurer == self.measurer_name]
         own_keys = {r.config.key for r in own}
         prior = own + [r for r in history if r.config.key not in own_keys]
         known: dict[str, MeasureResult] = {}
@@ -323,7 +331,7 @@ class _Loop:
             seed=o.seed, max_trials=len(configs) * o.runoff_rounds, space_size=self.space.size,
             stop_reason=f"run-off of run {run_id}, {len(configs)} configs, "
                         f"{o.runoff_rounds} rounds",
-            results=[r for rs in timings.values() for r in rs])
+            results=[r for rs in timings.values() for r in rs], template=self.space.template)
         return runoffs.tally(ro_id, picked, timings)
 
     def _confirm(self, results: Sequence[MeasureResult], best: MeasureResult | None,
@@ -364,7 +372,8 @@ class _Loop:
             raise OrchestratorError(
                 f"measurer {self.options.measurer!r} returned {len(results)} results "
                 f"for {len(configs)} configs")
-        self.store.record(run_id=run_id, task_id=task_id, target_id=target_id, results=results)
+        self.store.record(run_id=run_id, task_id=task_id, target_id=target_id, results=results,
+                          template=self.space.template)
         return results
 
     def _evaluate(self, proposals: Sequence[Config], known: dict[str, MeasureResult],
@@ -386,7 +395,8 @@ class _Loop:
             else:
                 to_measure.append((i, cfg))
         if invalid:
-            self.store.record(run_id=run_id, task_id=task_id, target_id=target_id, results=invalid)
+            self.store.record(run_id=run_id, task_id=task_id, target_id=target_id,
+                              results=invalid, template=self.space.template)
         self.store.add_reused(run_id, sum(1 for x in out if x is not None and x[1]))
         if to_measure:
             results = self._measure([c for _, c in to_measure], run_id, task_id, target_id)

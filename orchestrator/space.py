@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING, Any, Union
 from orchestrator.errors import InvalidConfigError
 from orchestrator.jsonkey import canonical_json, key_hash
 
+# The template the history gives measurements stored before it recorded templates.
+LEGACY_TEMPLATE = ""
+
 if TYPE_CHECKING:
     from orchestrator.task import Task
 
@@ -145,6 +148,10 @@ class Space:
     replace it by a ranked explicit list with :meth:`with_candidates`. GPU spaces name
     ``plan_fn``, ``f(task, config, target) -> KernelPlan`` (orchestrator.kernel_plan), which
     analytical pruners and cost models read instead of building.
+
+    ``template_version`` is the schedule's version: a generator bumps it when a config
+    would build different code than before, so that the history stops reusing latencies
+    measured with the old code (they stay in the history; see :attr:`template`).
     """
 
     task: Task
@@ -155,6 +162,19 @@ class Space:
     candidates: tuple[Config, ...] | None = None
     notes: tuple[str, ...] = ()
     plan_fn: str | None = None
+    template_version: int = 1
+
+    @property
+    def template(self) -> str:
+        """What built a measurement, as the history records it: generator and version."""
+        return f"{self.generator}@{self.template_version}"
+
+    @property
+    def reusable_templates(self) -> tuple[str, ...]:
+        """Templates whose stored latencies stand for this space's builds: its own and,
+        for a first version, the measurements stored before the history kept templates
+        (recorded as ``LEGACY_TEMPLATE``, the empty string)."""
+        return (self.template, LEGACY_TEMPLATE) if self.template_version == 1 else (self.template,)
 
     def knob(self, name: str) -> Knob:
         for k in self.knobs:

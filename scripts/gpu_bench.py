@@ -47,7 +47,7 @@ class Bench:
         self.options = dict(GPU_MEASURER_OPTIONS if options is None else options)
         self.store = HistoryStore.open(db)
         self.target_id = self.store.ensure_target(target)
-        # task key -> config -> seconds (inf for a failure), loaded once per task
+        # task key and template -> config -> seconds (inf for a failure), loaded once each
         self.cache: dict[str, dict[Config, float]] = {}
         self.measured = 0     # by this process
         self.reused = 0       # answered from the history
@@ -55,13 +55,14 @@ class Bench:
         self._plugins = plugins  # where the measurer comes from (default: installed ones)
 
     def _known(self, space: Space) -> dict[Config, float]:
-        """The task's results, read from the history on first use."""
-        key = space.task.key
+        """The task's results by the space's template, read from the history on first use."""
+        key = f"{space.task.key} {space.template}"
         known = self.cache.get(key)
         if known is None:
             known = self.cache[key] = {}
             task_id = self.store.find_task(space.task)
-            stored = [] if task_id is None else self.store.results(task_id, self.target_id)
+            stored = [] if task_id is None else self.store.results(
+                task_id, self.target_id, templates=space.reusable_templates)
             for r in stored:  # oldest first
                 if r.measurer == self.measurer_name:
                     # The first measurement is the one a campaign used; later ones are
@@ -96,7 +97,7 @@ class Bench:
             chunk = todo[i:i + self.batch]
             results = self._measure(space, chunk)
             self.store.record(run_id=None, task_id=task_id, target_id=self.target_id,
-                              results=results)
+                              results=results, template=space.template)
             self.measured += len(results)
             for r in results:
                 known[r.config] = r.latency if r.ok else math.inf
@@ -115,7 +116,7 @@ class Bench:
         task_id = self.store.ensure_task(space.task)
         result = self._measure(space, [config])[0]
         self.store.record(run_id=None, task_id=task_id, target_id=self.target_id,
-                          results=[result])
+                          results=[result], template=space.template)
         return result
 
     def close(self) -> None:

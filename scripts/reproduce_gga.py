@@ -254,8 +254,13 @@ def seed_history(base: HistoryStore, path: Path, tasks: Sequence[Task], target: 
             src_task = base.find_task(task)
             if src_task is None or src_target is None:
                 continue
-            dest.record(run_id=None, task_id=dest.ensure_task(task), target_id=dst_target,
-                        results=base.results(src_task, src_target))
+            by_template: dict[str, list[MeasureResult]] = {}
+            for rec in base.records(where=[MeasurementRow.task_id == src_task,
+                                           MeasurementRow.target_id == src_target]):
+                by_template.setdefault(rec.template, []).append(rec.result)
+            for template, results in by_template.items():
+                dest.record(run_id=None, task_id=dest.ensure_task(task), target_id=dst_target,
+                            results=results, template=template)
     finally:
         dest.close()
     tmp.rename(path)
@@ -388,7 +393,8 @@ def remeasure_bests(exp: Experiment, task: Task, bests: dict[str, Config], path:
             resume_key=key, searcher="remeasure", measurer=exp.measurer,
             space_generator=space.generator, pruners=(), seed=exp.seed,
             max_trials=timings, space_size=space.size,
-            stop_reason="trials", results=[r for rs in got.values() for r in rs])
+            stop_reason="trials", results=[r for rs in got.values() for r in rs],
+            template=space.template)
     finally:
         store.close()
 

@@ -172,12 +172,16 @@ def reference_run_key(task: Task, target: TargetInfo) -> str:
                            "target": target.key})
 
 
-def measured_results(store: HistoryStore, task: Task, target: TargetInfo) -> dict[str, MeasureResult]:
-    """Real measurements of ``task`` (failures too: a failed config is not measured again)."""
+def measured_results(store: HistoryStore, task: Task, target: TargetInfo,
+                     templates: Sequence[str] | None = None) -> dict[str, MeasureResult]:
+    """Real measurements of ``task`` (failures too: a failed config is not measured again),
+    only those built by one of ``templates`` if given."""
     task_id, target_id = store.find_task(task), store.find_target(target)
     if task_id is None or target_id is None:
         return {}
     where = [MeasurementRow.task_id == task_id, MeasurementRow.target_id == target_id]
+    if templates is not None:
+        where.append(MeasurementRow.template.in_(list(templates)))  # type: ignore[attr-defined]
     again_id = store.find_run(reference_run_key(task, target))
     if again_id is not None:  # the e2e's side-by-side re-measurements do not change the sample
         where.append(or_(MeasurementRow.run_id.is_(None),  # type: ignore[union-attr]
@@ -199,7 +203,7 @@ def measure_sample(store: HistoryStore, plugins: Any, task: Task, target: Target
     (the best of each config). With ``rounds`` > 1 (calibration data on a busy machine)
     the sample is measured that many times, each round in a new random order, so that
     the best of the rounds is less disturbed by other processes."""
-    known = measured_results(store, task, target)
+    known = measured_results(store, task, target, space.reusable_templates)
     for round_ in range(rounds):
         key = canonical_json({"script": "reproduce_tuna", "task": task.key,
                               "target": target.key, "seed": seed,
@@ -232,7 +236,7 @@ def measure_sample(store: HistoryStore, plugins: Any, task: Task, target: Target
                 t0 = time.monotonic()
                 results = measurer.measure(space, target, batch)
                 store.record(run_id=run_id, task_id=task_id, target_id=target_id,
-                             results=results)
+                             results=results, template=space.template)
                 if round_ == 0:
                     timing.add(task, len(batch), time.monotonic() - t0)
                 for r in results:
@@ -387,7 +391,8 @@ def static_search(store: HistoryStore, plugins: Any, task: Task, target: TargetI
         measurer=real_measurer(target), space_generator=summary.run.space.generator, pruners=(),
         cost_model="tuna", seed=args.seed, max_trials=VERIFY_TOP, max_seconds=None,
         space_size=summary.run.space.size)
-    store.record(run_id=run_id, task_id=task_id, target_id=target_id, results=real)
+    store.record(run_id=run_id, task_id=task_id, target_id=target_id, results=real,
+                 template=summary.run.space.template)
     store.update_run(run_id, status="finished", stop_reason="trials")
     if again:
         again_key = reference_run_key(task, target)
@@ -400,7 +405,8 @@ def static_search(store: HistoryStore, plugins: Any, task: Task, target: TargetI
         # a config on both sides has one result per round, in both lists: record it once
         both = {id(r) for r in found}
         store.record(run_id=again_id, task_id=task_id, target_id=target_id,
-                     results=found + [r for r in again if id(r) not in both])
+                     results=found + [r for r in again if id(r) not in both],
+                     template=summary.run.space.template)
         store.update_run(again_id, status="finished", stop_reason="trials")
     in_sample = len({r.config.key for r in real} & {c.key for c in sample})
     return SearchE2E(args.searcher, args.static_trials, static_seconds, verify_seconds,

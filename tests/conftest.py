@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 # TVM reads this when it is first imported; measure with every core, as the CLI does.
@@ -17,19 +18,23 @@ from orchestrator.testing.conformance import TOY_TARGET
 
 
 class ToyPlugin:
-    """Contributes the synthetic toy space and a replay measurer over its landscape."""
+    """Contributes the synthetic toy space (of one template version) and a replay measurer
+    over its landscape."""
 
-    def __init__(self) -> None:
+    def __init__(self, template_version: int = 1) -> None:
         self.measurer = ReplayMeasurer(results=toy_results())
+        self.template_version = template_version
 
     @hookimpl
     def orchestrator_add_space_generators(self, registry):
+        version = self.template_version
+
         class ToyGenerator:
             def supports(self, task, target):
                 return target.arch == "toy"
 
             def generate(self, task, target):
-                return toy_space(task)
+                return dataclasses.replace(toy_space(task), template_version=version)
 
         registry.add("toy", ToyGenerator)
 

@@ -8,6 +8,7 @@ import pytest
 from history.io import export_records, import_records
 from history.store import HistoryStore
 from orchestrator.errors import HistoryError
+from orchestrator.space import LEGACY_TEMPLATE
 from orchestrator.testing import TOY_TASK, toy_results
 from orchestrator.testing.conformance import TOY_TARGET
 
@@ -15,7 +16,9 @@ from orchestrator.testing.conformance import TOY_TARGET
 @pytest.fixture
 def filled(db):
     tid, gid = db.ensure_task(TOY_TASK), db.ensure_target(TOY_TARGET)
-    db.record(run_id=None, task_id=tid, target_id=gid, results=toy_results(n=12))
+    results = toy_results(n=12)  # by two versions of the template
+    db.record(run_id=None, task_id=tid, target_id=gid, results=results[:8], template="toy@1")
+    db.record(run_id=None, task_id=tid, target_id=gid, results=results[8:], template="toy@2")
     return db
 
 
@@ -52,7 +55,7 @@ def test_a_malformed_line_is_refused_before_anything_is_written(filled, tmp_path
 
 
 def _provenance(store):
-    return [(r.result.config.key, r.created_at, r.tool_version, r.tvm_version)
+    return [(r.result.config.key, r.created_at, r.template, r.tool_version, r.tvm_version)
             for r in store.records()]
 
 
@@ -64,7 +67,8 @@ def test_an_import_keeps_when_and_with_what_each_measurement_was_made(filled, tm
     import_records(other, path, fmt)
     kept = _provenance(other)
     assert kept == _provenance(filled)
-    assert all(tool and tvm for _, _, tool, tvm in kept)  # the store stamps both
+    assert all(tool and tvm for *_, tool, tvm in kept)  # the store stamps both
+    assert [template for _, _, template, *_ in kept] == ["toy@1"] * 8 + ["toy@2"] * 4
 
 
 def test_an_import_is_one_finished_run_per_task_and_target(filled, tmp_path):
@@ -86,7 +90,7 @@ def test_an_older_export_without_versions_or_times_is_imported_as_unknown(filled
     export_records(filled, path, "jsonl", [])
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     for row in rows:
-        del row["tool_version"], row["tvm_version"], row["created_at"]
+        del row["tool_version"], row["tvm_version"], row["created_at"], row["template"]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     other = HistoryStore.open(tmp_path / "other.db")
     before = datetime.now(timezone.utc)
@@ -94,6 +98,8 @@ def test_an_older_export_without_versions_or_times_is_imported_as_unknown(filled
     after = datetime.now(timezone.utc)
     kept = _provenance(other)
     assert {(tool, tvm) for *_, tool, tvm in kept} == {("", "")}  # not the importer's
+    # made before templates were kept: what every template's first version accepts
+    assert {template for _, _, template, *_ in kept} == {LEGACY_TEMPLATE}
     for _, when, *_ in kept:  # the import's time
         assert before <= datetime.fromisoformat(when).replace(tzinfo=timezone.utc) <= after
 

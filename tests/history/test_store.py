@@ -12,7 +12,7 @@ from orchestrator.errors import HistoryError, SchemaVersionError
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import Config
 from orchestrator.task import Task
-from orchestrator.testing import TOY_TASK, toy_results
+from orchestrator.testing import TOY_TASK, toy_results, toy_space
 from orchestrator.testing.conformance import TOY_TARGET
 
 
@@ -105,14 +105,18 @@ def test_sqlite_is_in_wal_mode(tmp_path):
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
-def test_newer_and_older_schemas_are_refused(tmp_path, monkeypatch):
+def test_newer_schemas_and_older_ones_without_an_upgrade_are_refused(tmp_path, monkeypatch):
     path = tmp_path / "h.db"
     HistoryStore.open(path).close()
-    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 0)
-    with pytest.raises(SchemaVersionError, match="schema version 1, this orchestrator uses 0; upgrade"):
+    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 1)
+    with pytest.raises(SchemaVersionError, match="schema version 2, this orchestrator uses 1; upgrade"):
         HistoryStore.open(path)
-    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 2)
-    with pytest.raises(SchemaVersionError, match="export it"):
+    monkeypatch.undo()
+    con = sqlite3.connect(path)
+    con.execute("UPDATE schema_info SET version = 0")  # older than any upgrade step
+    con.commit()
+    con.close()
+    with pytest.raises(SchemaVersionError, match="schema version 0, this orchestrator uses 2; export it"):
         HistoryStore.open(path)
 
 
@@ -208,3 +212,16 @@ def test_a_run_measured_all_at_once_is_stored_finished_or_not_at_all(db, monkeyp
     with pytest.raises(RuntimeError):
         db.record_finished_run(results=results, **{**fields, "resume_key": '{"k": 2}'})
     assert db.find_run('{"k": 2}') is None and len(db.runs()) == 1
+
+
+def test_results_can_be_limited_to_the_templates_that_built_them(db):
+    tid, gid = db.ensure_task(TOY_TASK), db.ensure_target(TOY_TARGET)
+    results = toy_results(n=9)
+    db.record(run_id=None, task_id=tid, target_id=gid, results=results[:3])  # no template
+    db.record(run_id=None, task_id=tid, target_id=gid, results=results[3:6], template="toy@1")
+    db.record(run_id=None, task_id=tid, target_id=gid, results=results[6:], template="toy@2")
+    assert db.results(tid, gid) == results
+    assert db.results(tid, gid, templates=toy_space().reusable_templates) == results[:6]
+    bumped = dataclasses.replace(toy_space(), template_version=2)
+    assert db.results(tid, gid, templates=bumped.reusable_templates) == results[6:]
+    assert [r.template for r in db.records()] == [""] * 3 + ["toy@1"] * 3 + ["toy@2"] * 3

@@ -285,3 +285,25 @@ def test_a_shared_measurer_serves_task_after_task_and_only_its_maker_closes_it(
     plugins = load_plugins(extra=[("toy", toy_plugin), ("m", Making())], autoload=False)
     tune(other, target=toy_target, db=db, plugins=plugins, options=options, seed=9)
     assert len(made) == 1 and made[0].closed == 1
+
+
+def test_a_new_template_version_measures_again_and_keeps_the_old_measurements(
+        toy_plugins, toy_plugin, db, toy_target):
+    first = run(toy_plugins, db, toy_target, searcher="grid", trials=20)
+    assert first.measured == 20
+    # The toy generator after a schedule change: same name and knobs, version 2.
+    after = type(toy_plugin)(template_version=2)
+    bumped = load_plugins(extra=[("toy", after)], autoload=False)
+    # The same options: version 1 would find its run finished and measure nothing.
+    s = run(bumped, db, toy_target, searcher="grid", trials=20)
+    assert (s.measured, s.reused) == (20, 0) and after.measurer.calls == 20
+    assert s.run.run_id != first.run.run_id
+    records = db.records()
+    assert [r.template for r in records] == ["toy@1"] * 20 + ["toy@2"] * 20
+    # The grid measured the very same configs again: version 1's were not its history.
+    keys = [r.result.config.key for r in records]
+    assert keys[20:] == keys[:20]
+    # Version 2's own measurements are history from now on: the grid skips them.
+    again = run(bumped, db, toy_target, searcher="grid", trials=20, seed=1)
+    assert again.measured == 20
+    assert not {r.config.key for r in db.results(1, 1, run_id=again.run.run_id)} & set(keys)

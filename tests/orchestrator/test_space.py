@@ -1,11 +1,20 @@
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
 
 from orchestrator.errors import InvalidConfigError
-from orchestrator.space import ChoiceKnob, Config, Space, SplitKnob, divisors, factorizations
+from orchestrator.space import (
+    LEGACY_TEMPLATE,
+    ChoiceKnob,
+    Config,
+    Space,
+    SplitKnob,
+    divisors,
+    factorizations,
+)
 from orchestrator.testing import TOY_TASK, toy_space
 
 
@@ -79,3 +88,11 @@ def test_sampling_is_seeded():
     a = [space.sample(random.Random(3)) for _ in range(3)]
     b = [space.sample(random.Random(3)) for _ in range(3)]
     assert a == b
+
+
+def test_the_template_names_generator_and_version_and_only_a_first_version_takes_legacy():
+    space = toy_space()
+    assert (space.template_version, space.template) == (1, "toy@1")
+    assert space.reusable_templates == ("toy@1", LEGACY_TEMPLATE)
+    bumped = dataclasses.replace(space, template_version=3)
+    assert bumped.template == "toy@3" and bumped.reusable_templates == ("toy@3",)

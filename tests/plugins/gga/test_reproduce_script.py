@@ -268,3 +268,23 @@ def test_main_reads_searcher_and_measurer_options_into_the_experiment(tmp_path, 
     assert code == 0 and len(seen) == 1
     assert seen[0].searcher_options["gga"] == {"probe": 0, "seeding": "tasks"}
     assert seen[0].measurer_options == {"repeat": 5, "guard": False}
+
+
+def test_a_seeded_history_keeps_the_template_of_every_measurement(tmp_path):
+    from orchestrator.testing import TOY_TASK, toy_results
+
+    rg = load_script("reproduce_gga")
+    base = HistoryStore.open(tmp_path / "base.db")
+    tid, gid = base.ensure_task(TOY_TASK), base.ensure_target(TOY_TARGET)
+    results = toy_results(n=6)
+    base.record(run_id=None, task_id=tid, target_id=gid, results=results[:2])
+    base.record(run_id=None, task_id=tid, target_id=gid, results=results[2:4], template="toy@1")
+    base.record(run_id=None, task_id=tid, target_id=gid, results=results[4:], template="toy@2")
+    rg.seed_history(base, tmp_path / "seeded.db", [TOY_TASK], TOY_TARGET)
+    base.close()
+    seeded = HistoryStore.open(tmp_path / "seeded.db", create=False)
+    try:
+        assert [(r.result, r.template) for r in seeded.records()] == \
+            list(zip(results, ["", "", "toy@1", "toy@1", "toy@2", "toy@2"]))
+    finally:
+        seeded.close()

@@ -1,0 +1,63 @@
+"""In-place upgrades of history databases written by older versions of the schema.
+
+Each step adds what a newer schema needs and removes nothing, so a history survives
+every upgrade whole. ``upgrade`` runs when the store opens a database of an older
+version; each step commits together with the new version number, or not at all.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from sqlalchemy import Connection, text, update
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError
+
+from history.models import SCHEMA_VERSION, SchemaInfo
+from orchestrator.errors import HistoryError
+from orchestrator.space import LEGACY_TEMPLATE
+
+log = logging.getLogger(__name__)
+
+
+def _add_measurement_template(conn: Connection) -> None:
+    """1 -> 2: measurements record the template that built them; older ones get the
+    legacy mark, which the first version of every template accepts as its own."""
+    conn.execute(text(f"""ALTER TABLE measurements ADD COLUMN "template" VARCHAR NOT NULL
+                          DEFAULT '{LEGACY_TEMPLATE}'"""))
+
+
+# from version -> the step to the next one
+STEPS: dict[int, Callable[[Connection], None]] = {1: _add_measurement_template}
+
+
+def _version(conn: Connection) -> int | None:
+    row = conn.execute(text("SELECT version FROM schema_info ORDER BY id LIMIT 1")).first()
+    return None if row is None else int(row[0])
+
+
+def upgrade(engine: Engine, url: str, found: int) -> None:
+    """Bring a database of schema ``found`` (older than SCHEMA_VERSION) up to date, one
+    step per transaction. Another process upgrading the same database at the same time
+    is fine: a step that finds its work done moves on."""
+    missing = [v for v in range(found, SCHEMA_VERSION) if v not in STEPS]
+    if missing:
+        raise HistoryError(f"history database {url} has schema version {found}, which this "
+                           "orchestrator cannot upgrade; export it with the version that "
+                           "wrote it and import it here, or pass another --db")
+    for v in range(found, SCHEMA_VERSION):
+        try:
+            with engine.begin() as conn:
+                if (_version(conn) or 0) > v:
+                    continue  # upgraded by another process meanwhile
+                STEPS[v](conn)
+                conn.execute(update(SchemaInfo).values(version=v + 1))
+        except DBAPIError as exc:
+            with engine.connect() as conn:
+                if (_version(conn) or 0) > v:
+                    continue
+            raise HistoryError(f"cannot upgrade history database {url} from schema {v} to "
+                               f"{v + 1}: {str(exc.orig).splitlines()[0]}; nothing was "
+                               "changed, the file is as it was") from None
+        log.warning("upgraded history database %s from schema %d to %d", url, v, v + 1)
