@@ -146,9 +146,11 @@ def _verify(store: Any, summary: Any, k: int, plugins: Any) -> list[Any]:
 
     task_id = store.find_task(summary.run.task)
     target_id = store.find_target(summary.run.target)
-    results = store.results(task_id, target_id)
-    real = verify_top(summary.run.space, summary.run.target, results, k, plugins=plugins)
-    store.record(run_id=summary.run.run_id, task_id=task_id, target_id=target_id, results=real)
+    space = summary.run.space
+    results = store.results(task_id, target_id, templates=space.reusable_templates)
+    real = verify_top(space, summary.run.target, results, k, plugins=plugins)
+    store.record(run_id=summary.run.run_id, task_id=task_id, target_id=target_id, results=real,
+                 template=space.template)
     return real
 
 
@@ -370,13 +372,14 @@ def history_best(
         print(json.dumps([record_to_dict(rec) for _, rec in rows], indent=1))
         return
     table = Table(title="Best configs")
-    for col in ("workload", "latency ms", "GFLOPS", "target", "config"):
+    for col in ("workload", "latency ms", "GFLOPS", "target", "template", "config"):
         table.add_column(col)
     for task, rec in rows:
         target = json.loads(rec.target_key)
         table.add_row(task.label(), f"{rec.result.latency * 1e3:.4f}",
                       f"{rec.result.gflops(task.flops):.1f}",
                       f"{target.get('kind')} {target.get('mcpu', '')}",
+                      rec.template or "-",  # "-": stored before templates were recorded
                       json.dumps(rec.result.config.to_dict()))
     out.print(table)
 

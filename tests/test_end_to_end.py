@@ -48,6 +48,12 @@ def test_tune_finds_a_faster_kernel_than_its_first_guess_and_records_everything(
     p = cli(tmp_path, "history", "best", *SMALL_DENSE, "--db", str(db), "--json")
     best = json.loads(p.stdout)
     assert abs(best[0]["latency"] * 1e3 - s["best"]["latency_ms"]) < 1e-9
+    assert best[0]["template"] == "cpu@1"  # every measurement names the template that built it
+    con = sqlite3.connect(db)
+    assert con.execute("select distinct template from measurements").fetchall() == [("cpu@1",)]
+    con.close()
+    p = cli(tmp_path, "history", "best", *SMALL_DENSE, "--db", str(db))
+    assert p.returncode == 0 and "cpu@1" in p.stdout, p.stderr
     p = cli(tmp_path, "history", "runs", "--db", str(db))
     assert p.returncode == 0 and "finished" in p.stdout
     # The same command with a run-off: the finished run's three fastest configs, timed
