@@ -797,7 +797,6 @@ def add_turns_arguments(ap: argparse.ArgumentParser) -> None:
 def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Experiment:
     """The turns the options of :func:`add_turns_arguments` describe (exits on bad ones)."""
     from orchestrator.manager import load_plugins
-    from orchestrator.target import detect_host
 
     if args.confirm < 0:
         ap.error(f"--confirm takes a number of re-timings >= 0, got {args.confirm}")
@@ -840,14 +839,16 @@ def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Expe
     layers, history = rg.chosen_layers(ap, args)
     db, work, out = rg.run_paths(args)
     plugins = load_plugins()
+    target = rg.run_target(ap, args, plugins)
     measurer_options = rg.parse_options(args.measurer_opt)
     try:  # a bad option is an error now, not in every run's thread later
-        plugins.create("measurer", "local", **measurer_options).close()
+        plugins.create("measurer", args.measurer, **measurer_options).close()
     except OrchestratorError as exc:
-        ap.error(f"--measurer-opt: {exc}")
+        ap.error(f"--measurer-opt (measurer {args.measurer}): {exc}")
     return rg.Experiment(
         layers=layers, history_layers=history, trials=max(budgets.values()), budgets=budgets,
-        db=db, work=work, out=out, target=detect_host(), plugins=plugins,
+        db=db, work=work, out=out, target=target, plugins=plugins,
+        measurer=args.measurer, space_generator=args.space,
         searcher_options={k: dict(v) for k, v in (rg.SMOKE_OPTIONS if args.smoke else {}).items()},
         seed=args.seed, pruned=not args.no_pruned, extra=tuple(extra), remeasure=args.remeasure,
         deployed=args.deployed, keep_workers=args.keep_workers, runoff=args.runoff,

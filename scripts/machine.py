@@ -6,6 +6,8 @@ import datetime
 import os
 import platform
 import re
+import shutil
+import subprocess
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -31,18 +33,34 @@ def cpu_kind() -> str:
     return f"{host.arch}, {simd}"
 
 
+def gpus() -> list[str]:
+    """``name, driver`` of each NVIDIA GPU ``nvidia-smi`` lists; none without it."""
+    if shutil.which("nvidia-smi") is None:
+        return []
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                              "--format=csv,noheader"], capture_output=True, text=True,
+                             timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [line.strip() for line in out.splitlines() if line.strip()]
+
+
 def machine_header() -> str:
-    """A markdown block naming the machine and software the figures were taken on."""
+    """A markdown block naming the machine (and its GPUs, if any) and the software the
+    figures were taken on."""
     try:
         tvm = version("apache-tvm")
     except PackageNotFoundError:
         tvm = "not installed"
     cores = len(os.sched_getaffinity(0))
     kind = cpu_kind()
+    found = gpus()
     return "\n".join([
         f"- Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
         f"- Machine: {cpu_model()}{f' ({kind})' if kind else ''}, {cores} cores available, "
         f"{platform.machine()}, Linux {platform.release()}",
+        *([f"- GPU: {'; '.join(found)} (name, driver)"] if found else []),
         f"- Python {platform.python_version()}, apache-tvm {tvm}, {threads_note(cores)}",
     ])
 

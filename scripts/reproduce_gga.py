@@ -852,12 +852,33 @@ def add_run_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--work", help="directory of the per-run databases [next to --db]")
     ap.add_argument("--out", help="report and PNG directory [docs/results; smoke: WORK/report]")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--target", default="host",
+                    help="host (this machine's CPU), cuda (its GPU) or cuda:<gpu> [host]")
+    ap.add_argument("--space", help="space generator [the first that supports conv2d on the "
+                                    "target: cpu; on cuda, give cuda]")
+    ap.add_argument("--measurer", default="local", help="measurer [local; on a GPU: cuda]")
     ap.add_argument("--no-pruned", action="store_true", help="skip the pruned variants")
     ap.add_argument("--report-only", action="store_true", help="report what the databases hold")
     ap.add_argument("--batch-size", type=_batch_size, default=8, metavar="N",
                     help="configs each run measures per batch, every searcher alike "
                          "(AutoTVM's tuners measure as many as the builder runs at once, the "
                          "core count) [8]")
+
+
+def run_target(ap: argparse.ArgumentParser, args: argparse.Namespace,
+               plugins: Plugins) -> TargetInfo:
+    """``--target``'s machine, once it and the ``--space`` and ``--measurer`` named are
+    known (exits with the reason otherwise)."""
+    from orchestrator.errors import OrchestratorError
+    from orchestrator.loop import check_components
+    from orchestrator.target import resolve_target
+
+    try:
+        check_components(plugins, TuneOptions(measurer=args.measurer,
+                                              space_generator=args.space))
+        return resolve_target(args.target)
+    except OrchestratorError as exc:
+        ap.error(str(exc))
 
 
 def _batch_size(text: str) -> int:
@@ -905,7 +926,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     from machine import machine_header
 
     from orchestrator.manager import load_plugins
-    from orchestrator.target import detect_host
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -915,8 +935,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="budget of one variant (gga, tl, tl-nofilter, ga, xgb)")
     ap.add_argument("--searcher-opt", action="append", default=[], metavar="SEARCHER:KEY=VALUE",
                     help="option of one searcher, e.g. xgb:plan_size=16 (repeatable)")
-    ap.add_argument("--space", help="space generator [first that supports conv2d: cpu]")
-    ap.add_argument("--measurer", default="local")
     ap.add_argument("--measurer-opt", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--variant", action="append", default=[],
                     metavar="NAME=SEARCHER[:KEY=VALUE,...]",
@@ -942,10 +960,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         searcher_options.setdefault(name, {}).update(parse_options([rest]))
     extra = parse_variants(ap, args.variant, taken={v.name for v in (*VARIANTS, XGB)})
     db, work, out = run_paths(args)
+    plugins = load_plugins()
     exp = Experiment(
         layers=layers, history_layers=history, trials=trials,
         budgets={k: int(v) for k, v in parse_options(args.budget).items()}, db=db, work=work, out=out,
-        target=detect_host(), plugins=load_plugins(), measurer=args.measurer,
+        target=run_target(ap, args, plugins), plugins=plugins, measurer=args.measurer,
         space_generator=args.space,
         measurer_options=parse_options(args.measurer_opt),
         searcher_options=searcher_options, seed=args.seed,

@@ -1,10 +1,12 @@
 """scripts/turns.py and scripts/gga_turns.py: runs that take turns batch by batch, each
-timed by its own clock, on the synthetic conv space of the reproduce_gga tests (no TVM)."""
+timed by its own clock, on the synthetic conv space of the reproduce_gga tests (no TVM), and
+once on the cuda templates."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import threading
 from types import SimpleNamespace
 
@@ -518,6 +520,22 @@ def test_a_bad_measurer_option_is_a_one_line_error_before_anything_runs(tmp_path
     assert not (tmp_path / "base-runs").exists()
 
 
+@pytest.mark.parametrize("script", ["gga_turns", "reproduce_gga"])
+@pytest.mark.parametrize("args, message", [
+    (["--measurer", "nope"], "unknown measurer 'nope'; known: cuda, local"),
+    (["--space", "nope"], "unknown space generator 'nope'"),
+    (["--target", "cuda:zz"], "unknown GPU 'zz' in --target 'cuda:zz'"),
+])
+def test_a_bad_target_space_or_measurer_is_a_one_line_error_before_anything_runs(
+        tmp_path, capsys, script, args, message):
+    with pytest.raises(SystemExit) as exc:
+        load_script(script).main(["--layers", "r18_l4ds", "--no-pruned",
+                                  "--db", str(tmp_path / "base.db"), *args])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err.strip().splitlines()[-1]
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_deployed_curve_is_the_speed_of_the_config_reported_after_each_trial(tmp_path,
                                                                                 monkeypatch):
     gt = load_script("gga_turns")
@@ -669,3 +687,25 @@ def test_batch_size_reaches_every_searchers_runs_and_must_be_positive(tmp_path, 
         gt.main([*base, "--batch-size", "0"])
     assert exc.value.code == 2
     assert "--batch-size takes a number of configs >= 1, got 0" in capsys.readouterr().err
+
+
+def test_the_turns_run_on_a_gpu_target_with_its_space_and_measurer(tmp_path):
+    # The GPU pilot's path (scripts/gga_gpu_pilot.sh) without a GPU: the cuda templates on
+    # an H200 target, scored by the static measurer instead of timed.
+    common = ["--target", "cuda:h200", "--space", "cuda", "--measurer", "static",
+              "--no-pruned", "--db", str(tmp_path / "base.db")]
+    assert load_script("reproduce_gga").main(
+        ["--history-only", *common, "--layers", "r18_l3ds", "--history-layers", "r18_l3ds",
+         "--trials", "8"]) == 0
+    assert load_script("gga_turns").main(
+        [*common, "--layers", "r18_l4ds", "--history-layers", "r18_l3ds", "--budget", "xgb=8",
+         "--budget", "gga=4", "--budget", "ga=4", "--out", str(tmp_path / "report")]) == 0
+    report = (tmp_path / "report" / "gga-turns.md").read_text()
+    for searcher, trials in (("xgb", 8), ("gga", 4), ("ga", 4)):
+        assert f"| r18_l4ds | 0.750 | {searcher} | {trials} |" in report
+    store = HistoryStore.open(tmp_path / "base.db", create=False)
+    try:
+        assert {r.template for r in store.records()} == {"cuda@1"}
+        assert {json.loads(r.target_key).get("arch") for r in store.records()} == {"sm_90"}
+    finally:
+        store.close()
