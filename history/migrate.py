@@ -59,5 +59,5 @@ def upgrade(engine: Engine, url: str, found: int) -> None:
                     continue
             raise HistoryError(f"cannot upgrade history database {url} from schema {v} to "
                                f"{v + 1}: {str(exc.orig).splitlines()[0]}; nothing was "
-                               "changed, the file is as it was") from None
+                               "changed, the database is as it was") from None
         log.warning("upgraded history database %s from schema %d to %d", url, v, v + 1)

@@ -15,7 +15,6 @@ from orchestrator.space import LEGACY_TEMPLATE
 SCHEMA_VERSION = 2
 
 
-
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 

@@ -839,7 +839,7 @@ def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Expe
     layers, history = rg.chosen_layers(ap, args)
     db, work, out = rg.run_paths(args)
     plugins = load_plugins()
-    target = rg.run_target(ap, args, plugins)
+    target = rg.checked_target(ap, args, plugins)
     measurer_options = rg.parse_options(args.measurer_opt)
     try:  # a bad option is an error now, not in every run's thread later
         plugins.create("measurer", args.measurer, **measurer_options).close()

@@ -865,7 +865,7 @@ def add_run_arguments(ap: argparse.ArgumentParser) -> None:
                          "core count) [8]")
 
 
-def run_target(ap: argparse.ArgumentParser, args: argparse.Namespace,
+def checked_target(ap: argparse.ArgumentParser, args: argparse.Namespace,
                plugins: Plugins) -> TargetInfo:
     """``--target``'s machine, once it and the ``--space`` and ``--measurer`` named are
     known (exits with the reason otherwise)."""
@@ -964,7 +964,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     exp = Experiment(
         layers=layers, history_layers=history, trials=trials,
         budgets={k: int(v) for k, v in parse_options(args.budget).items()}, db=db, work=work, out=out,
-        target=run_target(ap, args, plugins), plugins=plugins, measurer=args.measurer,
+        target=checked_target(ap, args, plugins), plugins=plugins, measurer=args.measurer,
         space_generator=args.space,
         measurer_options=parse_options(args.measurer_opt),
         searcher_options=searcher_options, seed=args.seed,
