@@ -10,22 +10,24 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from sqlalchemy import Connection, text, update
+from sqlalchemy import Connection, select, text, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 
 from history.models import SCHEMA_VERSION, SchemaInfo
 from orchestrator.errors import HistoryError
-from orchestrator.space import LEGACY_TEMPLATE
 
 log = logging.getLogger(__name__)
 
 
 def _add_measurement_template(conn: Connection) -> None:
     """1 -> 2: measurements record the template that built them; older ones get the
-    legacy mark, which the first version of every template accepts as its own."""
-    conn.execute(text(f"""ALTER TABLE measurements ADD COLUMN "template" VARCHAR NOT NULL
-                          DEFAULT '{LEGACY_TEMPLATE}'"""))
+    legacy mark (the empty string), which the first version of every template accepts
+    as its own."""
+    # SQLAlchemy Core has no ADD COLUMN construct: fixed DDL text, nothing glued into it
+    # (tests/history/test_migrate.py checks that the default is LEGACY_TEMPLATE).
+    conn.execute(text("""ALTER TABLE measurements ADD COLUMN "template" VARCHAR NOT NULL
+                         DEFAULT ''"""))
 
 
 # from version -> the step to the next one
@@ -33,7 +35,7 @@ STEPS: dict[int, Callable[[Connection], None]] = {1: _add_measurement_template}
 
 
 def _version(conn: Connection) -> int | None:
-    row = conn.execute(text("SELECT version FROM schema_info ORDER BY id LIMIT 1")).first()
+    row = conn.execute(select(SchemaInfo.version).order_by(SchemaInfo.id).limit(1)).first()
     return None if row is None else int(row[0])
 
 
