@@ -39,15 +39,16 @@ def _version(conn: Connection) -> int | None:
     return None if row is None else int(row[0])
 
 
+def can_upgrade(found: int) -> bool:
+    """Whether a step is known from schema ``found`` to each later one up to SCHEMA_VERSION
+    (the store refuses the database, saying what to do, where one is not)."""
+    return found < SCHEMA_VERSION and all(v in STEPS for v in range(found, SCHEMA_VERSION))
+
+
 def upgrade(engine: Engine, url: str, found: int) -> None:
-    """Bring a database of schema ``found`` (older than SCHEMA_VERSION) up to date, one
+    """Bring a database of schema ``found`` up to date (``can_upgrade(found)`` holds), one
     step per transaction. Another process upgrading the same database at the same time
     is fine: a step that finds its work done moves on."""
-    missing = [v for v in range(found, SCHEMA_VERSION) if v not in STEPS]
-    if missing:
-        raise HistoryError(f"history database {url} has schema version {found}, which this "
-                           "orchestrator cannot upgrade; export it with the version that "
-                           "wrote it and import it here, or pass another --db")
     for v in range(found, SCHEMA_VERSION):
         try:
             with engine.begin() as conn:

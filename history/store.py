@@ -20,7 +20,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, create_engine, select
 
-from history.migrate import STEPS, upgrade
+from history.migrate import can_upgrade, upgrade
 from history.models import (
     SCHEMA_VERSION,
     ConfigRow,
@@ -196,7 +196,7 @@ class HistoryStore:
         with Session(self.engine) as s:
             info = s.exec(select(SchemaInfo)).first()
         found = info.version if info else None
-        if found is not None and found < SCHEMA_VERSION and found in STEPS:
+        if found is not None and can_upgrade(found):
             upgrade(self.engine, self.url, found)
             return
         if found != SCHEMA_VERSION:

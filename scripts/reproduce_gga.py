@@ -258,8 +258,9 @@ def seed_history(base: HistoryStore, path: Path, tasks: Sequence[Task], target: 
             for rec in base.records(where=[MeasurementRow.task_id == src_task,
                                            MeasurementRow.target_id == src_target]):
                 by_template.setdefault(rec.template, []).append(rec.result)
+            dst_task = dest.ensure_task(task)
             for template, results in by_template.items():
-                dest.record(run_id=None, task_id=dest.ensure_task(task), target_id=dst_target,
+                dest.record(run_id=None, task_id=dst_task, target_id=dst_target,
                             results=results, template=template)
     finally:
         dest.close()
@@ -866,7 +867,7 @@ def add_run_arguments(ap: argparse.ArgumentParser) -> None:
 
 
 def checked_target(ap: argparse.ArgumentParser, args: argparse.Namespace,
-               plugins: Plugins) -> TargetInfo:
+                   plugins: Plugins) -> TargetInfo:
     """``--target``'s machine, once it and the ``--space`` and ``--measurer`` named are
     known (exits with the reason otherwise)."""
     from orchestrator.errors import OrchestratorError

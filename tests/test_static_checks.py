@@ -35,8 +35,8 @@ class _Collect(Reporter):
         self.lines.append(str(message))
 
 
-def _sources() -> list[Path]:
-    return sorted(p for d in CHECKED for p in (ROOT / d).rglob("*.py")
+def _sources(folders: tuple[str, ...] = CHECKED) -> list[Path]:
+    return sorted(p for d in folders for p in (ROOT / d).rglob("*.py")
                   if ".venv" not in p.parts and "build" not in p.parts)
 
 
@@ -48,9 +48,8 @@ def test_the_checked_folders_hold_python() -> None:
 @pytest.mark.parametrize("folder", CHECKED)
 def test_pyflakes_finds_nothing(folder: str) -> None:
     report = _Collect()
-    for path in _sources():
-        if path.relative_to(ROOT).parts[0] == folder:
-            checkPath(str(path), report)
+    for path in _sources((folder,)):  # this folder's files only, not all five walked again
+        checkPath(str(path), report)
     assert report.lines == [], "pyflakes:\n" + "\n".join(report.lines)
 
 
