@@ -454,14 +454,18 @@ class HistoryStore:
         with Session(self.engine) as s:
             return [_to_result(row, row.key) for row in s.exec(stmt)]
 
-    def best(self, task_id: int, target_id: int | None = None, k: int = 5) -> list[Record]:
+    def best(self, task_id: int, target_id: int | None = None, k: int = 5,
+             templates: Sequence[str] | None = None) -> list[Record]:
         """The ``k`` fastest configs of a task (on one target, or on any), fastest first:
         each config once per target, at its fastest ok timing (a config timed again, as
-        ``--confirm`` does, is not listed twice)."""
+        ``--confirm`` does, is not listed twice); only timings built by one of
+        ``templates``, if given."""
         m = MeasurementRow
         where = [m.task_id == task_id, m.status == MeasureStatus.OK.value]
         if target_id is not None:
             where.append(m.target_id == target_id)
+        if templates is not None:
+            where.append(m.template.in_(list(templates)))  # type: ignore[attr-defined]
         fastest = (select(m.config_id, m.target_id, func.min(m.latency).label("latency"))
                    .where(*where).group_by(m.config_id, m.target_id)
                    .order_by(func.min(m.latency)).limit(k).subquery())

@@ -352,6 +352,9 @@ def history_best(
     suite: Annotated[Optional[Path], typer.Option(help="Suite file")] = None,
     only: Annotated[list[str], typer.Option(help="Workload name(s)")] = [],
     k: Annotated[int, typer.Option(help="How many configs")] = 5,
+    template: Annotated[Optional[str], typer.Option(
+        help="Only configs timed with this template, e.g. cpu@2 ('-': those stored before "
+             "templates were recorded) [default: every template]")] = None,
     db: DbOpt = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
@@ -359,14 +362,18 @@ def history_best(
     timing."""
     from history.io import record_to_dict
     from history.store import HistoryStore
+    from orchestrator.space import LEGACY_TEMPLATE
 
     store = HistoryStore.open(db, create=False)
+    templates = None if template is None else [LEGACY_TEMPLATE if template == "-" else template]
     rows = []
     for task in _tasks(op, shape, suite, only):
         task_id = store.find_task(task)
-        records = store.best(task_id, k=k) if task_id is not None else []
+        records = (store.best(task_id, k=k, templates=templates) if task_id is not None
+                   else [])
         if not records:
-            err.print(f"no successful measurement of {task.label()} in {store.url}")
+            built = "" if template is None else f" built by template {template}"
+            err.print(f"no successful measurement of {task.label()}{built} in {store.url}")
         rows.extend((task, rec) for rec in records)
     if as_json:
         print(json.dumps([record_to_dict(rec) for _, rec in rows], indent=1))

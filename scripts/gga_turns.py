@@ -6,8 +6,9 @@ the base database) and ``ga`` (no history) tune X at the same time, taking turns
 by batch (``scripts/turns.py``), each timed by its own clock: the seconds it held the
 machine. A slow spell then costs each searcher about one batch, where runs made one after
 the other may be a quarter apart in speed. The pruned variant of X likewise, with the
-history of every layer. The base database must hold the xgb history runs first
-(``reproduce_gga.py --history-only``).
+history of every layer, and each shape of a ``--shapes`` suite file (conv2d shapes of your
+own, such as ``scripts/unseen_convs.json``). The base database must hold the xgb history
+runs first (``reproduce_gga.py --history-only``).
 
 Reported per layer: each searcher's best, the trials and own seconds it took to reach 95%
 of xgb's best here, and the targets: gga >= 5x sooner than xgb and >= 3x sooner than ga,
@@ -41,6 +42,8 @@ run that finds the mark in its first configs is timed at the end of their batch 
 
     python scripts/gga_turns.py --smoke                         # CI: a small real run
     python scripts/gga_turns.py --layers r18_c1,r18_l1 --db /work/gga/base.db --work /work/gga/runs-full
+    python scripts/gga_turns.py --shapes scripts/unseen_convs.json --no-pruned --db /work/gga/base.db \
+        --work /work/gga/unseen --batch-size 2 --confirm 1 --keep-workers
 """
 
 from __future__ import annotations
@@ -655,7 +658,9 @@ def history_lines(exp: rg.Experiment) -> list[str]:
         lines += [f"{who}: {sum(counts.values())} successful measurements of "
                   f"{len(counts)} layers on this target, {each} per layer; each layer left out "
                   "is seeded with the other layers' measurements"
-                  + (", its pruned variant with every layer's." if exp.pruned else "."), ""]
+                  + (", its pruned variant with every layer's" if exp.pruned else "")
+                  + (", each shape of `--shapes` with every layer's" if exp.shapes else "")
+                  + ".", ""]
     return lines
 
 
@@ -850,7 +855,8 @@ def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Expe
         db=db, work=work, out=out, target=target, plugins=plugins,
         measurer=args.measurer, space_generator=args.space,
         searcher_options={k: dict(v) for k, v in (rg.SMOKE_OPTIONS if args.smoke else {}).items()},
-        seed=args.seed, pruned=not args.no_pruned, extra=tuple(extra), remeasure=args.remeasure,
+        seed=args.seed, pruned=not args.no_pruned, shapes=rg.chosen_shapes(ap, args),
+        extra=tuple(extra), remeasure=args.remeasure,
         deployed=args.deployed, keep_workers=args.keep_workers, runoff=args.runoff,
         runoff_rounds=args.runoff_rounds, confirm=args.confirm, measurer_options=measurer_options,
         batch_size=args.batch_size)

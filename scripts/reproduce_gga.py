@@ -11,6 +11,10 @@ ResNet-18 convolutions of the built-in suite (group ``resnet18_conv``).
 3. A "pruned" X' (odd channel counts near C-3 and K-3 that share no factor with the
    powers of two of the suite, see :func:`pruned`) is tuned the same way with the whole
    base history, and with ``xgb`` as reference.
+4. ``--shapes FILE`` adds shapes of your own (a suite file of conv2d workloads, as
+   ``orchestrator tune --suite`` reads): each is tuned as a pruned variant is, with the
+   whole base history and ``xgb`` as reference. With ``--shapes`` and no ``--layers``, no
+   ResNet-18 layer is left out: only the shapes are tuned.
 
 Reported per layer: best GFLOPS, trials and wall seconds to reach the 95% mark, the
 area under the best-so-far curve (mean of best-so-far / xgb best over the budget), the
@@ -35,6 +39,7 @@ times relative to the run's start, so an interrupted and resumed run includes th
     python scripts/reproduce_gga.py --history-only --trials 500 --db runs/gga/base.db  # step 1
     python scripts/reproduce_gga.py --layers r18_l2 --db runs/gga/base.db \
         --variant gga-tasks=gga:seeding=tasks --remeasure 5
+    python scripts/reproduce_gga.py --shapes my-convs.json --no-pruned --db runs/gga/base.db
 """
 
 from __future__ import annotations
@@ -130,6 +135,7 @@ class Experiment:
     batch_size: int = 8
     pruned: bool = True
     extra: tuple[Variant, ...] = ()  # compared beside VARIANTS, e.g. gga with other options
+    shapes: tuple[Task, ...] = ()  # --shapes: tuned with the whole history, as pruned variants
     remeasure: int = 0  # rounds of measuring every searcher's best again side by side
     confirm: int = 0  # TuneOptions.confirm of every run (0: a run's best is its fastest timing)
     deployed: int = 0  # gga_turns.py --deployed: rounds of timing every reported config again
@@ -281,22 +287,25 @@ def run(exp: Experiment, task: Task, variant: Variant, db: HistoryStore | Path) 
 
 @dataclass(frozen=True)
 class LeftOut:
-    """A layer tuned with the history of ``history`` (a pruned variant: of every layer)."""
+    """A layer tuned with the history of ``history``; ``unseen``: a task with no xgb run
+    in the base history (a pruned variant, a ``--shapes`` shape), tuned with every
+    layer's history and given an xgb run of its own."""
 
     task: Task
     history: tuple[Task, ...]
-    is_pruned: bool
+    unseen: bool
 
 
 def left_out(exp: Experiment) -> list[LeftOut]:
     """Each layer of ``exp`` with the other history layers, then (with ``exp.pruned``)
-    its pruned variant with all of them."""
+    its pruned variant with all of them; then each of ``exp.shapes`` with all of them."""
     out = []
     for task in exp.layers:
         out.append(LeftOut(task, tuple(t for t in exp.history_layers if t.key != task.key),
                            False))
         if exp.pruned:
             out.append(LeftOut(pruned(task), tuple(exp.history_layers), True))
+    out += [LeftOut(task, tuple(exp.history_layers), True) for task in exp.shapes]
     return out
 
 
@@ -312,8 +321,9 @@ def run_all(exp: Experiment, history_only: bool = False) -> None:
             return
         for job in left_out(exp):
             task = job.task
-            if job.is_pruned:  # no xgb history of its own: xgb runs here as well
-                exp.log(f"pruned {task.name} ({task.label()})")
+            if job.unseen:  # no xgb history of its own: xgb runs here as well
+                exp.log(f"{'shape' if task in exp.shapes else 'pruned'} {task.name} "
+                        f"({task.label()})")
                 variants = (*exp.variants, XGB)
             else:
                 exp.log(f"leave-one-out {task.name}: history of {len(job.history)} other layers")
@@ -322,7 +332,7 @@ def run_all(exp: Experiment, history_only: bool = False) -> None:
                 path = _run_db(exp, task, v)
                 seed_history(base, path, job.history if v.uses_history else [], exp.target)
                 run(exp, task, v, path)
-            remeasure(exp, task, job.is_pruned)
+            remeasure(exp, task, job.unseen)
     finally:
         base.close()
 
@@ -349,19 +359,19 @@ def bests_of(res: LayerResult) -> dict[str, Config]:
     return {n: c for n in order if (c := res.curves[n].best_config) is not None}
 
 
-def final_bests(exp: Experiment, task: Task, is_pruned: bool) -> dict[str, Config]:
+def final_bests(exp: Experiment, task: Task, unseen: bool) -> dict[str, Config]:
     """:func:`bests_of` the layer's runs as the databases hold them now."""
-    return bests_of(layer_result(exp, task, is_pruned))
+    return bests_of(layer_result(exp, task, unseen))
 
 
-def remeasure(exp: Experiment, task: Task, is_pruned: bool) -> None:
+def remeasure(exp: Experiment, task: Task, unseen: bool) -> None:
     """Measure the final best config of every searcher again, ``exp.remeasure`` rounds
     interleaved, into ``WORK/<layer>/remeasure.db`` (once per set of configs: a rerun
     measures nothing again). The runs of one layer span hours, and a shared machine
     is not equally fast all that time; measured side by side, the bests compare fairly."""
     if exp.remeasure <= 0:
         return
-    remeasure_bests(exp, task, final_bests(exp, task, is_pruned), _remeasure_db(exp, task))
+    remeasure_bests(exp, task, final_bests(exp, task, unseen), _remeasure_db(exp, task))
 
 
 def remeasure_bests(exp: Experiment, task: Task, bests: dict[str, Config], path: Path,
@@ -551,10 +561,10 @@ class LayerResult:
     curves: dict[str, Curve]
 
 
-def layer_result(exp: Experiment, task: Task, is_pruned: bool) -> LayerResult:
+def layer_result(exp: Experiment, task: Task, unseen: bool) -> LayerResult:
     curves: dict[str, Curve] = {}
     for v in (*exp.variants, XGB):
-        db = _run_db(exp, task, v) if (v is not XGB or is_pruned) else exp.db
+        db = _run_db(exp, task, v) if (v is not XGB or unseen) else exp.db
         curves[v.name] = curve(db, task, v.searcher, exp.budget(v.name))
     ref = curves[REFERENCE].final
     return LayerResult(task, ref, match_score(exp, task, _run_db(exp, task, VARIANTS[0])), curves)
@@ -793,12 +803,12 @@ def report(exp: Experiment, header: str, command: str) -> Path:
              "", "| layer | searcher | trials | best GFLOPS | trials to 95% | seconds to 95% | area |",
              "|---|---|---|---|---|---|---|"]
     notes = []
-    results = [(t, False) for t in exp.layers] + ([(pruned(t), True) for t in exp.layers]
-                                                  if exp.pruned else [])
     layer_results = []
     agains = []
-    for task, is_pruned in results:
-        res = layer_result(exp, task, is_pruned)
+    jobs = sorted(left_out(exp), key=lambda j: j.unseen)  # the layers, then the rest
+    for job in jobs:
+        task = job.task
+        res = layer_result(exp, task, job.unseen)
         layer_results.append(res)
         lines += report_rows(res, exp)
         png = exp.out / f"gga-{task.name}.png"
@@ -859,6 +869,10 @@ def add_run_arguments(ap: argparse.ArgumentParser) -> None:
                                     "target: cpu; on cuda, give cuda]")
     ap.add_argument("--measurer", default="local", help="measurer [local; on a GPU: cuda]")
     ap.add_argument("--no-pruned", action="store_true", help="skip the pruned variants")
+    ap.add_argument("--shapes", metavar="FILE",
+                    help="a suite file of conv2d shapes of your own, each tuned as a pruned "
+                         "variant is: with every layer's history, xgb as reference (alone: "
+                         "no layer is left out unless --layers names some)")
     ap.add_argument("--report-only", action="store_true", help="report what the databases hold")
     ap.add_argument("--batch-size", type=_batch_size, default=8, metavar="N",
                     help="configs each run measures per batch, every searcher alike "
@@ -909,10 +923,38 @@ def chosen_layers(ap: argparse.ArgumentParser,
             ap.error(f"unknown layer(s) {', '.join(unknown)}; known: {', '.join(by_name)}")
         return tuple(by_name[n] for n in text.split(","))
 
+    shapes = getattr(args, "shapes", None)
     if args.smoke:
-        return (named(args.layers, [by_name["r18_l4ds"]]),
+        return (named(args.layers, [] if shapes else [by_name["r18_l4ds"]]),
                 named(args.history_layers, [by_name["r18_l3ds"], by_name["r18_l4ds"]]))
-    return named(args.layers, all_layers), named(args.history_layers, all_layers)
+    return (named(args.layers, [] if shapes else all_layers),
+            named(args.history_layers, all_layers))
+
+
+def chosen_shapes(ap: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Task, ...]:
+    """The conv2d workloads of the ``--shapes`` suite file (none without it); exits with
+    the reason when the file cannot be read or holds something else."""
+    from orchestrator.errors import OrchestratorError
+
+    if not getattr(args, "shapes", None):
+        return ()
+    try:
+        shapes = read_suite(args.shapes)
+    except OrchestratorError as exc:
+        ap.error(f"--shapes: {exc}")
+    others = [t.name for t in shapes if t.op != "conv2d"]
+    if others:
+        ap.error(f"--shapes: {', '.join(others)}: not conv2d; the history is of the ResNet-18 "
+                 "convolutions, so give conv2d shapes only")
+    taken = {t.name for t in resnet_layers()} | {pruned(t).name for t in resnet_layers()}
+    seen: set[str] = set()
+    for t in shapes:
+        if t.name in taken or t.name in seen:
+            why = "is a built-in layer's" if t.name in taken else "is given twice"
+            ap.error(f"--shapes: the name {t.name!r} {why}; give each shape a name of its "
+                     "own (its runs are kept under it)")
+        seen.add(t.name)
+    return tuple(shapes)
 
 
 def run_paths(args: argparse.Namespace) -> tuple[Path, Path, Path]:
@@ -970,7 +1012,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         measurer_options=parse_options(args.measurer_opt),
         searcher_options=searcher_options, seed=args.seed,
         batch_size=args.batch_size, pruned=not args.no_pruned, extra=tuple(extra),
-        remeasure=args.remeasure)
+        remeasure=args.remeasure, shapes=chosen_shapes(ap, args))
     if args.remeasure < 0:
         ap.error(f"--remeasure takes a number of rounds >= 0, got {args.remeasure}")
     if args.remeasure and args.report_only:

@@ -54,6 +54,11 @@ def test_tune_finds_a_faster_kernel_than_its_first_guess_and_records_everything(
     con.close()
     p = cli(tmp_path, "history", "best", *SMALL_DENSE, "--db", str(db))
     assert p.returncode == 0 and "cpu@1" in p.stdout, p.stderr
+    p = cli(tmp_path, "history", "best", *SMALL_DENSE, "--db", str(db), "--json",
+            "--template", "cpu@1", "--k", "3")
+    assert [r["template"] for r in json.loads(p.stdout)] == ["cpu@1"] * 3
+    p = cli(tmp_path, "history", "best", *SMALL_DENSE, "--db", str(db), "--template", "cpu@2")
+    assert p.returncode == 0 and "built by template cpu@2" in p.stderr, p.stderr
     p = cli(tmp_path, "history", "runs", "--db", str(db))
     assert p.returncode == 0 and "finished" in p.stdout
     # The same command with a run-off: the finished run's three fastest configs, timed

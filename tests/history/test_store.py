@@ -225,3 +225,19 @@ def test_results_can_be_limited_to_the_templates_that_built_them(db):
     bumped = dataclasses.replace(toy_space(), template_version=2)
     assert db.results(tid, gid, templates=bumped.reusable_templates) == results[6:]
     assert [r.template for r in db.records()] == [""] * 3 + ["toy@1"] * 3 + ["toy@2"] * 3
+
+
+def test_best_can_be_limited_to_the_templates_that_built_them(db):
+    tid, gid = _ids(db)
+    a, b, c = (Config.of({"x": i}) for i in range(3))
+    db.record(run_id=None, task_id=tid, target_id=gid, results=[_ok(a, 1.0)])  # no template
+    db.record(run_id=None, task_id=tid, target_id=gid, results=[_ok(b, 2.0), _ok(c, 5.0)],
+              template="toy@1")
+    # c rebuilt by a bumped template runs faster: its fastest timing is of toy@2
+    db.record(run_id=None, task_id=tid, target_id=gid, results=[_ok(c, 3.0)], template="toy@2")
+    assert [(r.result.config, r.template) for r in db.best(tid, gid)] == \
+        [(a, ""), (b, "toy@1"), (c, "toy@2")]
+    assert [(r.result.config, r.result.latency) for r in db.best(tid, gid, templates=["toy@1"])] \
+        == [(b, 2.0), (c, 5.0)]
+    assert [r.result.config for r in db.best(tid, gid, templates=["toy@2", ""])] == [a, c]
+    assert db.best(tid, gid, templates=["toy@3"]) == []

@@ -148,12 +148,76 @@ def test_left_out_pairs_each_layer_with_the_others_then_its_pruned_variant_with_
     exp = dataclasses.replace(toy_experiment(rg, tmp_path, "r18_l4ds", names),
                               layers=(layers["r18_l3ds"], layers["r18_l4ds"]), pruned=True)
     jobs = rg.left_out(exp)
-    assert [(j.task.name, [h.name for h in j.history], j.is_pruned) for j in jobs] == [
+    assert [(j.task.name, [h.name for h in j.history], j.unseen) for j in jobs] == [
         ("r18_l3ds", ["r18_l4ds"], False),
         (rg.pruned(layers["r18_l3ds"]).name, list(names), True),
         ("r18_l4ds", ["r18_l3ds"], False),
         (rg.pruned(layers["r18_l4ds"]).name, list(names), True)]
     assert [j.task.name for j in rg.left_out(dataclasses.replace(exp, pruned=False))] == list(names)
+
+
+def write_shapes(path, *entries):
+    import json
+
+    path.write_text(json.dumps({"mine": list(entries)}))
+    return path
+
+
+SHAPE_5X5 = {"name": "u5x5", "op": "conv2d", "N": 1, "C": 24, "H": 14, "W": 14, "K": 40,
+             "R": 5, "S": 5, "stride": 1, "pad": 2}
+
+
+def test_shapes_of_a_file_are_tuned_with_every_layers_history_and_their_own_xgb(tmp_path,
+                                                                                monkeypatch):
+    rg = load_script("reproduce_gga")
+    seen = []
+    run_all = rg.run_all
+    monkeypatch.setattr(rg, "run_all", lambda exp, history_only=False: seen.append(exp))
+    shapes = write_shapes(tmp_path / "mine.json", SHAPE_5X5)
+    assert rg.main(["--history-only", "--shapes", str(shapes), "--history-layers",
+                    "r18_l3ds,r18_l4ds", "--db", str(tmp_path / "h.db")]) == 0
+    (exp,) = seen
+    # no ResNet-18 layer is left out unless --layers names one
+    assert exp.layers == () and [t.name for t in exp.shapes] == ["u5x5"]
+    assert exp.shapes[0].params["R"] == 5 and exp.shapes[0].params["K"] == 40
+    jobs = rg.left_out(dataclasses.replace(exp, pruned=False))
+    assert [(j.task.name, [h.name for h in j.history], j.unseen) for j in jobs] == [
+        ("u5x5", ["r18_l3ds", "r18_l4ds"], True)]
+    # run end to end on the toy space: xgb measures the shape in its own run database
+    # (the base history keeps only the layers), and the report has the shape's row
+    layers = {t.name: t for t in rg.resnet_layers()}
+    toy = dataclasses.replace(toy_experiment(rg, tmp_path, "r18_l4ds", ("r18_l3ds",)),
+                              layers=(), pruned=False, shapes=exp.shapes)
+    run_all(toy)
+    base = HistoryStore.open(toy.db, create=False)
+    assert sorted(t.name for _, t in base.tasks()) == ["r18_l3ds"]
+    base.close()
+    res = rg.layer_result(toy, exp.shapes[0], True)
+    assert len(res.curves["xgb"].best) == 8 and len(res.curves["gga"].best) == 8
+    assert layers["r18_l3ds"].name in {t.name for t in toy.history_layers}
+    assert "| u5x5 | gga | 8 |" in rg.report(toy, "header", "cmd").read_text()
+
+
+@pytest.mark.parametrize("entries, message", [
+    ((dict(SHAPE_5X5, name="r18_l2"),), "the name 'r18_l2' is a built-in layer's"),
+    ((SHAPE_5X5, SHAPE_5X5), "the name 'u5x5' is given twice"),
+    (({"name": "d", "op": "dense", "M": 8, "K": 8, "N": 8},), "d: not conv2d"),
+    (({"name": "bad", "op": "conv2d", "N": 1, "C": 8},), "--shapes: "),
+])
+def test_bad_shapes_are_a_usage_error(tmp_path, capsys, entries, message):
+    rg = load_script("reproduce_gga")
+    with pytest.raises(SystemExit) as exc:
+        rg.main(["--report-only", "--shapes", str(write_shapes(tmp_path / "s.json", *entries))])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_a_missing_shapes_file_is_a_usage_error(tmp_path, capsys):
+    rg = load_script("reproduce_gga")
+    with pytest.raises(SystemExit) as exc:
+        rg.main(["--report-only", "--shapes", str(tmp_path / "none.json")])
+    assert exc.value.code == 2 and "cannot read suite file" in capsys.readouterr().err
 
 
 def test_pruned_channels_are_odd_and_composite():

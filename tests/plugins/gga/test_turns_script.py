@@ -689,6 +689,33 @@ def test_batch_size_reaches_every_searchers_runs_and_must_be_positive(tmp_path, 
     assert "--batch-size takes a number of configs >= 1, got 0" in capsys.readouterr().err
 
 
+def test_shapes_of_a_file_take_turns_with_every_layers_history(tmp_path):
+    from tests.plugins.gga.test_reproduce_script import SHAPE_5X5, write_shapes
+
+    rg = load_script("reproduce_gga")
+    gt = load_script("gga_turns")
+    ap = argparse.ArgumentParser()
+    gt.add_turns_arguments(ap)
+    shapes = write_shapes(tmp_path / "mine.json", SHAPE_5X5)
+    parsed = gt.experiment(ap, ap.parse_args(["--shapes", str(shapes), "--history-layers",
+                                              "r18_l3ds", "--no-pruned", "--report-only",
+                                              "--db", str(tmp_path / "base.db")]))
+    assert parsed.layers == () and [t.name for t in parsed.shapes] == ["u5x5"]
+    exp = dataclasses.replace(
+        toy_experiment(rg, tmp_path, "r18_l4ds", ("r18_l3ds",), trials=16,
+                       budgets={"xgb": 16, "gga": 8, "ga": 8}, pruned=False),
+        layers=(), shapes=parsed.shapes)
+    rg.run_all(exp, history_only=True)  # the base history: r18_l3ds alone
+    (job,) = rg.left_out(exp)
+    assert job.task.name == "u5x5" and [t.name for t in job.history] == ["r18_l3ds"]
+    gt.run_layer(exp, job.task, job.history)
+    res = gt.layer_turns(exp, job.task)
+    assert len(res.curves["xgb"].best) == 16 and len(res.curves["gga"].best) == 8
+    text = gt.report(exp, [res], "header", "cmd").read_text()
+    assert "| u5x5 |" in text
+    assert "each shape of `--shapes` with every layer's." in "".join(gt.history_lines(exp))
+
+
 def test_the_turns_run_on_a_gpu_target_with_its_space_and_measurer(tmp_path):
     # The GPU pilot's path (scripts/gga_gpu_pilot.sh) without a GPU: the cuda templates on
     # an H200 target, scored by the static measurer instead of timed.
