@@ -923,11 +923,10 @@ def chosen_layers(ap: argparse.ArgumentParser,
             ap.error(f"unknown layer(s) {', '.join(unknown)}; known: {', '.join(by_name)}")
         return tuple(by_name[n] for n in text.split(","))
 
-    shapes = getattr(args, "shapes", None)
     if args.smoke:
-        return (named(args.layers, [] if shapes else [by_name["r18_l4ds"]]),
+        return (named(args.layers, [] if args.shapes else [by_name["r18_l4ds"]]),
                 named(args.history_layers, [by_name["r18_l3ds"], by_name["r18_l4ds"]]))
-    return (named(args.layers, [] if shapes else all_layers),
+    return (named(args.layers, [] if args.shapes else all_layers),
             named(args.history_layers, all_layers))
 
 
@@ -936,7 +935,7 @@ def chosen_shapes(ap: argparse.ArgumentParser, args: argparse.Namespace) -> tupl
     the reason when the file cannot be read or holds something else."""
     from orchestrator.errors import OrchestratorError
 
-    if not getattr(args, "shapes", None):
+    if not args.shapes:
         return ()
     try:
         shapes = read_suite(args.shapes)
@@ -946,7 +945,7 @@ def chosen_shapes(ap: argparse.ArgumentParser, args: argparse.Namespace) -> tupl
     if others:
         ap.error(f"--shapes: {', '.join(others)}: not conv2d; the history is of the ResNet-18 "
                  "convolutions, so give conv2d shapes only")
-    taken = {t.name for t in resnet_layers()} | {pruned(t).name for t in resnet_layers()}
+    taken = {name for t in resnet_layers() for name in (t.name, pruned(t).name)}
     seen: set[str] = set()
     for t in shapes:
         if t.name in taken or t.name in seen:
