@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from history.models import MeasurementRow
 from history.store import HistoryStore, ImportGroup, Provenance, Record
 from orchestrator.errors import HistoryError, OrchestratorError
 from orchestrator.result import MeasureResult, MeasureStatus
@@ -100,19 +101,20 @@ def import_records(store: HistoryStore, path: Path, fmt: str) -> tuple[int, int]
     except OSError as exc:
         raise HistoryError(f"cannot read {path}: {exc.strerror or exc}") from None
     skipped = 0
-    # Per (task, target): ids, the (config, samples) already stored, and what to add.
-    groups: dict[tuple[str, str], tuple[int, int, set[tuple[str, str]],
+    # Per (task, target): ids, the measurements already stored, and what to add.
+    groups: dict[tuple[str, str], tuple[int, int, set[_Signature],
                                         list[tuple[MeasureResult, Provenance]]]] = {}
     for task, target_json, result, made in parsed:
         target = _target_stub(target_json)
         k = (task.key, target.key)
         if k not in groups:
             tid, gid = store.ensure_task(task), store.ensure_target(target)
-            existing = {(r.config.key, json.dumps(list(r.latencies)))
-                        for r in store.results(tid, gid)}
+            existing = {_signature(r.result, r.template)
+                        for r in store.records(where=[MeasurementRow.task_id == tid,
+                                                      MeasurementRow.target_id == gid])}
             groups[k] = (tid, gid, existing, [])
         _, _, existing, new = groups[k]
-        sig = (result.config.key, json.dumps(list(result.latencies)))
+        sig = _signature(result, made.template)
         if sig in existing:
             skipped += 1
             continue
@@ -121,6 +123,17 @@ def import_records(store: HistoryStore, path: Path, fmt: str) -> tuple[int, int]
     store.record_import([ImportGroup(tid, gid, tuple(new)) for tid, gid, _, new in groups.values()],
                         source=path.name)
     return sum(len(new) for *_, new in groups.values()), skipped
+
+
+_Signature = tuple[str, str, str, str]
+
+
+def _signature(result: MeasureResult, template: str) -> _Signature:
+    """What makes a measurement a duplicate of a stored one: the same config, status,
+    timings and template. A failure has no timings, so without the template and status
+    the same config failing under two templates (or in two ways) would count as one."""
+    return (result.config.key, result.status.value, json.dumps(list(result.latencies)),
+            template)
 
 
 def _when(text: Any, default: datetime) -> datetime:

@@ -8,6 +8,7 @@ import pytest
 from history.io import export_records, import_records
 from history.store import HistoryStore
 from orchestrator.errors import HistoryError
+from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import LEGACY_TEMPLATE
 from orchestrator.testing import TOY_TASK, toy_results
 from orchestrator.testing.conformance import TOY_TARGET
@@ -32,6 +33,24 @@ def test_export_then_import_into_an_empty_database(filled, tmp_path, fmt):
     tid, gid = other.find_task(TOY_TASK), other.find_target(TOY_TARGET)
     assert other.results(tid, gid) == filled.results(1, 1)
 
+
+
+def test_the_same_config_failing_under_two_templates_is_two_measurements(db, tmp_path):
+    tid, gid = db.ensure_task(TOY_TASK), db.ensure_target(TOY_TARGET)
+    [ok] = toy_results(n=1)
+    failed = MeasureResult(ok.config, MeasureStatus.BUILD_ERROR, error="no such intrinsic")
+    for template in ("toy@1", "toy@2"):  # a new template version, same synthetic timings
+        db.record(run_id=None, task_id=tid, target_id=gid, results=[ok, failed],
+                  template=template)
+    db.record(run_id=None, task_id=tid, target_id=gid,  # the same config failing otherwise
+              results=[MeasureResult(ok.config, MeasureStatus.RUN_TIMEOUT)], template="toy@2")
+    path = tmp_path / "out.jsonl"
+    assert export_records(db, path, "jsonl", []) == 5
+    other = HistoryStore.open(tmp_path / "other.db")
+    assert import_records(other, path, "jsonl") == (5, 0)
+    assert sorted(_provenance(other)) == sorted(_provenance(db))
+    assert import_records(other, path, "jsonl") == (0, 5)
+    assert import_records(db, path, "jsonl") == (0, 5)  # back into the database it came from
 
 @pytest.mark.parametrize("n, field, value, error", [
     (3, "status", "exploded", r"out.jsonl:4: bad record"),
