@@ -71,6 +71,17 @@ def _rows(path: Path, fmt: str) -> Iterator[tuple[int, dict[str, Any]]]:
                 yield n, row
 
 
+_Signature = tuple[str, str, str, str]
+
+
+def _signature(result: MeasureResult, template: str) -> _Signature:
+    """What makes a measurement a duplicate of a stored one: the same config, status,
+    timings and template. A failure has no timings, so without the template and status
+    the same config failing under two templates (or in two ways) would count as one."""
+    return (result.config.key, result.status.value, json.dumps(list(result.latencies)),
+            template)
+
+
 def import_records(store: HistoryStore, path: Path, fmt: str) -> tuple[int, int]:
     """Validate the whole file first, then store its measurements and runs in one
     transaction (the tasks and targets they name may be added first); returns (imported,
@@ -123,17 +134,6 @@ def import_records(store: HistoryStore, path: Path, fmt: str) -> tuple[int, int]
     store.record_import([ImportGroup(tid, gid, tuple(new)) for tid, gid, _, new in groups.values()],
                         source=path.name)
     return sum(len(new) for *_, new in groups.values()), skipped
-
-
-_Signature = tuple[str, str, str, str]
-
-
-def _signature(result: MeasureResult, template: str) -> _Signature:
-    """What makes a measurement a duplicate of a stored one: the same config, status,
-    timings and template. A failure has no timings, so without the template and status
-    the same config failing under two templates (or in two ways) would count as one."""
-    return (result.config.key, result.status.value, json.dumps(list(result.latencies)),
-            template)
 
 
 def _when(text: Any, default: datetime) -> datetime:

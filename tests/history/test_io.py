@@ -34,7 +34,6 @@ def test_export_then_import_into_an_empty_database(filled, tmp_path, fmt):
     assert other.results(tid, gid) == filled.results(1, 1)
 
 
-
 def test_the_same_config_failing_under_two_templates_is_two_measurements(db, tmp_path):
     tid, gid = db.ensure_task(TOY_TASK), db.ensure_target(TOY_TARGET)
     [ok] = toy_results(n=1)
