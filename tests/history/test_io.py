@@ -51,6 +51,7 @@ def test_the_same_config_failing_under_two_templates_is_two_measurements(db, tmp
     assert import_records(other, path, "jsonl") == (0, 5)
     assert import_records(db, path, "jsonl") == (0, 5)  # back into the database it came from
 
+
 @pytest.mark.parametrize("n, field, value, error", [
     (3, "status", "exploded", r"out.jsonl:4: bad record"),
     (5, "created_at", "last tuesday", r"out.jsonl:6: bad record \(ValueError"),
