@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 _ATTEMPTS_PER_CHILD = 30
 _MAX_SAMPLE_MISSES = 500
 SEEDINGS = ("metric", "tasks", "kin")
+PROBE_ORDERS = ("random", "agreed")
 HANDOFF_TUNERS = ("tl", "xgb")
 
 
@@ -119,7 +120,15 @@ class GuidedGA:
     variants of the best config so far, each on another knob, as the first generation's
     probes are of the best seed: a hill climb beside the population). Not in the paper,
     whose children come from rank-picked parents: the best config is a parent of few of
-    them, and the knob values next to it stay untried for generations.
+    them, and the knob values next to it stay untried for generations. ``probe_order``
+    ("random": the first generation's probes come after its history candidates, their
+    knobs in random order; "agreed": the probes of the knobs on which every history
+    candidate of the first generation holds the same value come first, and they are
+    measured between the candidates, from the second config on). Not in the paper. A knob
+    the candidates disagree on is tried both ways by crossover; one they all agree on is
+    tried only by its probe, and a value that suited every history shape can be wrong for
+    this one (the padding of a 5x5 kernel on 16 channels, say), so its probe is worth
+    measuring early.
     """
 
     def __init__(self, population: int = 16, elite: int = 8, crossover_prob: float = 0.5,
@@ -127,7 +136,8 @@ class GuidedGA:
                  probe: int | None = None, seeding: str = "metric",
                  refit: bool = False, lead: int | None = None, refresh: int = 0,
                  screen: int = 0, confirmed: bool = True, explore: float = 0.0,
-                 handoff: int = 0, climb: int = 0, handoff_to: str = "tl") -> None:
+                 handoff: int = 0, climb: int = 0, handoff_to: str = "tl",
+                 probe_order: str = "random") -> None:
         if int(population) < 2:
             raise OrchestratorError(f"gga: population must be >= 2, got {population}")
         if int(elite) < 1:
@@ -142,6 +152,9 @@ class GuidedGA:
         if seeding not in SEEDINGS:
             raise OrchestratorError(f"gga: seeding must be one of {', '.join(SEEDINGS)}, "
                                     f"got {seeding!r}")
+        if probe_order not in PROBE_ORDERS:
+            raise OrchestratorError(f"gga: probe_order must be one of "
+                                    f"{', '.join(PROBE_ORDERS)}, got {probe_order!r}")
         if not isinstance(refit, bool):
             raise OrchestratorError(f"gga: refit must be true or false, got {refit!r}")
         if lead is not None and int(lead) < 0:
@@ -173,6 +186,7 @@ class GuidedGA:
         self.omega = float(omega)
         self.probe = probe
         self.seeding, self.refit = seeding, refit
+        self.probe_order = probe_order
         self.lead = None if lead is None else int(lead)
         self.refresh = refresh
         self.handoff, self.handoff_to = handoff, handoff_to
@@ -234,8 +248,9 @@ class GuidedGA:
                      if known else "samples of the space")
         self.seen.update(c.key for c in cands)
         best = self.configs[known[0]] if known else cands[0] if cands else None
-        probes = self._probe(best, n_probe) if best is not None else []
-        first = cands + probes
+        agreed = self._agreed_knobs(cands) if self.probe_order == "agreed" else []
+        probes = self._probe(best, n_probe, first_knobs=agreed) if best is not None else []
+        first = self._order_first(cands, probes, agreed)
         first += self._fill(want - len(first), [self.configs[k] for k in known] + cands)
         self.generation: list[str] = known + [c.key for c in first]
         self.pending: list[Config] = first
@@ -433,15 +448,39 @@ class GuidedGA:
         other values than those."""
         return (cfg for cfg, _ in iter_candidates(interleave_tasks(scored), self.space))
 
-    def _probe(self, best: Config, count: int) -> list[Config]:
+    def _agreed_knobs(self, cands: Sequence[Config]) -> list[str]:
+        """The knobs on which every one of ``cands`` (two or more) holds the same value."""
+        if len(cands) < 2:
+            return []
+        return [k.name for k in self.space.knobs
+                if all(c[k.name] == cands[0][k.name] for c in cands[1:])]
+
+    def _order_first(self, cands: list[Config], probes: list[Config],
+                     agreed: Sequence[str]) -> list[Config]:
+        """The first generation's order: the candidates, then the probes; with probes of
+        ``agreed`` knobs, those alternate with the candidates after the first one."""
+        early = [p for p in probes if self.genes.get(p.key, ("",))[0] in agreed]
+        if not early or not cands:
+            return cands + probes
+        taken = {p.key for p in early}
+        late = [p for p in probes if p.key not in taken]
+        rest = cands[1:]
+        mixed: list[Config] = [cands[0]]
+        for i in range(max(len(early), len(rest))):
+            mixed += early[i:i + 1] + rest[i:i + 1]
+        return mixed + late
+
+    def _probe(self, best: Config, count: int, first_knobs: Sequence[str] = ()) -> list[Config]:
         """Up to ``count`` expertise mutations of ``best``, each on a knob not yet probed
-        (knobs in random order; a second round of knobs if there are fewer knobs)."""
+        (knobs in random order, those of ``first_knobs`` before the others; a second round
+        of knobs if there are fewer knobs)."""
         out: list[Config] = []
         options = {k.name: expertise_values(k, best[k.name], self.refit)
                    for k in self.space.knobs}
         names = [name for name, values in options.items() if values]
         for _ in range(2):
             self.rng.shuffle(names)
+            names.sort(key=lambda name: name not in first_knobs)  # stable: random within
             for name in names:
                 if len(out) >= count:
                     return out

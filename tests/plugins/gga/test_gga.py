@@ -553,3 +553,36 @@ def test_climb_makes_one_knob_variants_of_the_best_so_far_in_every_generation():
     for bad in (-1, 1.5, "2", True, 17):
         with pytest.raises(OrchestratorError, match="climb must be a whole number"):
             GuidedGA(climb=bad)
+
+
+def test_probe_order_agreed_probes_the_knobs_every_candidate_shares_first():
+    # every history record unrolls by 16: the candidates agree on unroll, nothing else
+    full = toy_history([*NEAR, *FAR])
+    history = FakeHistory({t: [r for r in full.results(t) if r.config["unroll"] == 16]
+                           for t in full.tasks()})
+    space = toy_space()
+    plain = GuidedGA(probe=3)
+    plain.start(context(history))
+    cands = _drain(plain, 16)[:plain.from_history]
+    assert len(cands) == 13 and {c["unroll"] for c in cands} == {16}
+    s = GuidedGA(probe=3, probe_order="agreed")
+    s.start(context(history))
+    first = _drain(s, 16)
+    probes = [c for c in first if c.key in s.genes]
+    assert [s.genes[p.key][0] for p in probes][0] == "unroll"  # the agreed knob first
+    assert len(probes) == 3 and len({s.genes[p.key][0] for p in probes}) == 3
+    # the best candidate, then the agreed knob's probe, then the other candidates in
+    # their order, then the other probes
+    assert first[0].key == cands[0].key and first[1].key == probes[0].key
+    assert [c.key for c in first[2:14]] == [c.key for c in cands[1:]]
+    assert [c.key for c in first[14:]] == [p.key for p in probes[1:]]
+
+
+def test_probe_order_is_checked_and_random_keeps_the_first_generation():
+    with pytest.raises(OrchestratorError, match="probe_order must be one of random, agreed"):
+        GuidedGA(probe_order="first")
+    history = toy_history([*NEAR, *FAR])
+    a, b = GuidedGA(probe=3), GuidedGA(probe=3, probe_order="random")
+    a.start(context(history))
+    b.start(context(history))
+    assert [c.key for c in _drain(a, 16)] == [c.key for c in _drain(b, 16)]
