@@ -89,7 +89,8 @@ def summary(per_seed: Mapping[int, Sequence[gt.TurnsResult]]) -> list[str]:
 def means_over_seeds(per_seed: Mapping[int, Sequence[gt.TurnsResult]]) -> list[str]:
     """Markdown: gga's time targets on speed-ups averaged over the layers, seed by seed
     and over every seed (``speedup_mean.over_seeds``: a layer's figure is the geometric
-    mean over its seeds, and the interval resamples layers with their seeds)."""
+    mean over its seeds, and the interval resamples layers with their seeds); then each
+    variant's (``--variant``) over every seed, and over gga's seconds."""
     lines = ["Averaged over the layers (`speedup_mean.py`; the interval is a 95% bootstrap "
              "over layers), seed by seed and over every seed. Over every seed a layer's "
              "speed-up is the geometric mean of its seeds' (over the seeds where it could "
@@ -102,6 +103,13 @@ def means_over_seeds(per_seed: Mapping[int, Sequence[gt.TurnsResult]]) -> list[s
                          + describe(mean_speedup(items), target, "gga", other) + ".")
         lines.append(f"- gga over {other}, every seed: "
                      + describe(mean_speedup(over_seeds(per)), target, "gga", other) + ".")
+    variants = sorted({name for results in per_seed.values() for r in results
+                       for name in r.curves} - {"xgb", "gga", "ga"})
+    for name in variants:  # every seed only, and over gga against 1x: sooner or not
+        for other, target in (*TIME_TARGETS, ("gga", 1.0)):
+            per = [layer_speedups(results, other, name=name) for results in per_seed.values()]
+            lines.append(f"- {name} over {other}, every seed: "
+                         + describe(mean_speedup(over_seeds(per)), target, name, other) + ".")
     lines.append("")
     return lines
 

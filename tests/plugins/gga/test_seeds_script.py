@@ -51,6 +51,24 @@ def test_the_means_over_seeds_count_each_layer_once():
     assert len(ga) == 1 and "4.00x" in ga[0] and "undecided" not in ga[0]
 
 
+def test_the_means_over_seeds_average_each_variant_too():
+    seeds = load_script("gga_seeds")
+    # the variant at the mark at 1 s where gga needs 2 s and xgb 60 s / 15 s
+    fast = _turns(xgb=([50, 100], [10, 60]), gga=([99, 99], [2, 4]), ga=([99, 99], [8, 9]),
+                  v=([99, 99], [1, 3]))
+    slow = _turns(xgb=([50, 100], [10, 15]), gga=([99, 99], [2, 4]), ga=([99, 99], [8, 9]),
+                  v=([99, 99], [1, 3]))
+    lines = seeds.means_over_seeds({0: [fast], 1: [slow]})
+    v = {line.split(":")[0]: line for line in lines if line.startswith("- v over")}
+    assert list(v) == ["- v over xgb, every seed", "- v over ga, every seed",
+                       "- v over gga, every seed"]
+    assert "geometric mean 30.00x [30.00, 30.00] over 1 layers, met against 5x" \
+        in v["- v over xgb, every seed"]  # sqrt(60 * 15)
+    assert "geometric mean 2.00x [2.00, 2.00] over 1 layers, met against 1x" \
+        in v["- v over gga, every seed"]
+    assert not [line for line in lines if line.startswith("- v over xgb, seed")]
+
+
 def test_a_layer_not_told_on_some_seed_is_left_out_of_the_cross_seed_counts():
     seeds = load_script("gga_seeds")
     won = _turns(xgb=([50, 100], [10, 60]), gga=([99, 99], [2, 4]), ga=([10, 20], [1, 2]))
