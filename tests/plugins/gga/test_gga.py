@@ -560,7 +560,6 @@ def test_probe_order_agreed_probes_the_knobs_every_candidate_shares_first():
     full = toy_history([*NEAR, *FAR])
     history = FakeHistory({t: [r for r in full.results(t) if r.config["unroll"] == 16]
                            for t in full.tasks()})
-    space = toy_space()
     plain = GuidedGA(probe=3)
     plain.start(context(history))
     cands = _drain(plain, 16)[:plain.from_history]
