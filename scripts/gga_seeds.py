@@ -104,7 +104,7 @@ def means_over_seeds(per_seed: Mapping[int, Sequence[gt.TurnsResult]]) -> list[s
         lines.append(f"- gga over {other}, every seed: "
                      + describe(mean_speedup(over_seeds(per)), target, "gga", other) + ".")
     variants = sorted({name for results in per_seed.values() for r in results
-                       for name in r.curves} - {"xgb", "gga", "ga"})
+                       for name in r.curves} - {v.name for v in gt.SEARCHERS})
     for name in variants:  # every seed only, and over gga against 1x: sooner or not
         for other, target in (*TIME_TARGETS, ("gga", 1.0)):
             per = [layer_speedups(results, other, name=name) for results in per_seed.values()]
