@@ -459,11 +459,11 @@ class GuidedGA:
                      agreed: Sequence[str]) -> list[Config]:
         """The first generation's order: the candidates, then the probes; with probes of
         ``agreed`` knobs, those alternate with the candidates after the first one."""
-        early = [p for p in probes if self.genes.get(p.key, ("",))[0] in agreed]
+        # every probe is a guided child: its gene names the knob it probed
+        early = [p for p in probes if self.genes[p.key][0] in agreed]
         if not early or not cands:
             return cands + probes
-        taken = {p.key for p in early}
-        late = [p for p in probes if p.key not in taken]
+        late = [p for p in probes if self.genes[p.key][0] not in agreed]
         rest = cands[1:]
         mixed: list[Config] = [cands[0]]
         for i in range(max(len(early), len(rest))):
