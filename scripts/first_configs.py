@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -191,10 +192,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OrchestratorError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    lines = [f"# First configs of {args.layer} against the mark", "",
+    from machine import machine_header
+
+    argv = sys.argv[1:] if argv is None else argv
+    lines = [f"# First configs of {args.layer} against the mark", "", machine_header(), "",
+             f"Command: `python scripts/first_configs.py {shlex.join(argv)}`", "",
              f"Read from the stored measurements of `{args.work}` (target `{runs[0].target}`); "
              f"bests {'confirmed by their re-timings' if args.confirmed else 'by first timings'}."
-             " Own seconds are each run's clock in the turns.", ""]
+             " Own seconds are each run's clock in the turns. The header names the machine"
+             " this was read on; the turns' report names the one they were measured on.", ""]
     for run in runs:
         lines += section(run, args.first)
     text = "\n".join(lines)

@@ -61,6 +61,7 @@ def test_main_prints_each_runs_table_and_writes_it(turns, tmp_path, capsys):
     text = capsys.readouterr().out
     assert text == out.read_text() + "\n"  # what print wrote
     assert "## r18_l4ds: gga (run" in text and "## r18_l4ds: ga (run" in text
+    assert "- Machine: " in text and "Command: `python scripts/first_configs.py " in text
     rows = [line for line in text.splitlines() if line.startswith("| 1 |")]
     assert len(rows) == 2 and all("(the first config)" in r for r in rows)
     trial, secs = res.reach("gga")
