@@ -32,7 +32,7 @@ import reproduce_gga as rg  # noqa: E402  (sets TVM_NUM_THREADS before TVM loads
 from gga_turns import own_seconds  # noqa: E402
 from turns import read_clock  # noqa: E402
 
-from history.models import MeasurementRow, RunRow  # noqa: E402
+from history.models import RunRow  # noqa: E402
 from history.store import HistoryStore  # noqa: E402
 from orchestrator.errors import OrchestratorError  # noqa: E402
 from orchestrator.result import MeasureStatus  # noqa: E402
@@ -103,33 +103,23 @@ def read_run(work: Path, layer: str, searcher: str, confirmed: bool,
         if not runs:
             raise FirstConfigsError(f"{db} holds no run of {layer}")
         run = runs[0]
-        records = store.records(where=[MeasurementRow.run_id == run.id])
     finally:
         store.close()
+    # the newest run of its searcher: ``run`` itself, the newest of the layer in ``db``
     curve = rg.curve(db, task, run.searcher, run.max_trials, confirmed=confirmed)
     xgb = rg.curve(turns / f"{rg.REFERENCE}.db", task, rg.XGB.searcher, EVERY_TRIAL,
                    confirmed=confirmed)
-    seconds = own_seconds(read_clock(turns / f"{searcher}.clock.jsonl"), len(curve.best))
-    seen: set[str] = set()
-    out: list[Trial] = []
-    first: Config | None = None
-    for rec in records:
-        r = rec.result
-        if r.config.key in seen:  # a re-timing (``--confirm``), not a trial
-            continue
-        seen.add(r.config.key)
-        if len(out) >= len(curve.best):
-            break
-        first = first or r.config
-        i = len(out)
-        ok = r.status is MeasureStatus.OK
-        out.append(Trial(i + 1, seconds[i], r.gflops(task.flops) if ok else None,
-                         r.status.value, curve.best[i], changed_knobs(first, r.config)))
-    trial, _ = curve.reach(mark * xgb.final)  # its seconds are wall time, not the own clock
     if xgb.final <= 0:
         raise FirstConfigsError(f"{turns / 'xgb.db'} holds no successful xgb trial of {layer}: "
                                 f"the mark is 95% of xgb's best in the same turns")
-    return RunTrials(layer, searcher, run.id, run.seed, run.target_key, xgb.final, tuple(out),
+    seconds = own_seconds(read_clock(turns / f"{searcher}.clock.jsonl"), len(curve.best))
+    out = tuple(Trial(i + 1, seconds[i],
+                      r.gflops(task.flops) if r.status is MeasureStatus.OK else None,
+                      r.status.value, curve.best[i],
+                      changed_knobs(curve.firsts[0].config, r.config))
+                for i, r in enumerate(curve.firsts))
+    trial, _ = curve.reach(mark * xgb.final)  # its seconds are wall time, not the own clock
+    return RunTrials(layer, searcher, run.id, run.seed, run.target_key, xgb.final, out,
                      (trial, None if trial is None else seconds[trial - 1]), curve.period)
 
 

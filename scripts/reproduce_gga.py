@@ -177,6 +177,8 @@ class Curve:
     # (trial index, config) each time the run's best config changed: the config the run
     # would report, and a user deploy, from that trial on
     reported: tuple[tuple[int, Config], ...] = ()
+    # each trial's first timing, in the order the run measured them (re-timings left out)
+    firsts: tuple[MeasureResult, ...] = ()
 
     def reported_at(self) -> tuple[Config | None, ...]:
         """The config the run reported as its best after each trial (None before any)."""
@@ -506,6 +508,7 @@ def curve(db: Path, task: Task, searcher: str, trials: int, confirmed: bool = Fa
     seconds: list[float] = []
     top, top_config, last = 0.0, None, None
     fastest_first, retimed = 0.0, 0
+    firsts: list[MeasureResult] = []
     again: dict[str, list[MeasureResult]] = {}
     reported: list[tuple[int, Config]] = []
 
@@ -529,6 +532,7 @@ def curve(db: Path, task: Task, searcher: str, trials: int, confirmed: bool = Fa
         if len(best) >= trials:
             break
         again[r.config.key] = []
+        firsts.append(r)
         if r.status is MeasureStatus.OK:
             fastest_first = max(fastest_first, r.gflops(task.flops))
         improved = not confirmed and r.status is MeasureStatus.OK and r.gflops(task.flops) > top
@@ -541,7 +545,7 @@ def curve(db: Path, task: Task, searcher: str, trials: int, confirmed: bool = Fa
         last = rec.created_at
     period = (records[0].created_at[:19], last[:19]) if last is not None else None
     return Curve(tuple(best), tuple(seconds), period, top_config, retimed, fastest_first,
-                 tuple(reported))
+                 tuple(reported), tuple(firsts))
 
 
 def _elapsed(created_at: str, started: datetime.datetime) -> float:
