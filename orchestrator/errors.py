@@ -25,6 +25,10 @@ class UnknownComponentError(OrchestratorError):
     """A searcher, measurer, space generator, pruner or cost model name nobody registered."""
 
 
+class OptionError(OrchestratorError):
+    """A plugin option the component does not take, or a value of the wrong kind."""
+
+
 class PluginError(OrchestratorError):
     """A plugin failed to load, registered a duplicate name, or broke its hook contract."""
 

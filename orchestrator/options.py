@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
+import json
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from orchestrator.errors import OrchestratorError
+from orchestrator.errors import OptionError
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off", "")
@@ -20,4 +23,130 @@ def as_bool(owner: str, name: str, value: Any) -> bool:
         return True
     if text in _FALSE:
         return False
-    raise OrchestratorError(f"{owner}: option {name} must be true or false, got {value!r}")
+    raise OptionError(f"{owner}: option {name} must be true or false, got {value!r}")
+
+
+# Annotations (as text, under ``from __future__ import annotations``) that options are
+# converted to; anything else reaches the component as given.
+_KINDS = {"int": "a whole number", "float": "a number", "bool": "true or false",
+          "str": "text", "Path": "text"}
+
+
+def _annotation_kind(annotation: Any) -> tuple[str | None, bool]:
+    """The base kind of an annotation (``int``, ``float``, ``bool``, ``str``; None for any
+    other) and whether it admits None."""
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__",
+                                                                  str(annotation))
+    parts = {part.strip() for part in text.split("|")}
+    nullable = "None" in parts
+    parts.discard("None")
+    if parts and parts <= {"str", "Path"}:
+        return "str", nullable
+    if len(parts) == 1 and (only := next(iter(parts))) in _KINDS:
+        return only, nullable
+    return None, nullable
+
+
+def _convert(owner: str, name: str, kind: str, value: Any) -> Any:
+    if kind == "bool":
+        return as_bool(owner, name, value)
+    if kind == "str":
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            return str(value)
+    elif isinstance(value, bool):
+        pass
+    elif kind == "int":
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str):
+            try:
+                return int(value.strip())
+            except ValueError:
+                pass
+    elif kind == "float":
+        if isinstance(value, (int, float)):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value.strip())
+            except ValueError:
+                pass
+    raise OptionError(f"{owner}: option {name} takes {_KINDS[kind]}, got {value!r}")
+
+
+def coerce_options(owner: str, factory: Callable[..., Any], options: Mapping[str, Any],
+                   *, also: Iterable[str] = ()) -> dict[str, Any]:
+    """``options`` as ``factory`` takes them: each converted to the type its parameter is
+    annotated with (``int``, ``float``, ``bool``, ``str``, optionally ``| None``), so that
+    text from the command line works and a wrong value is a one-line :class:`OptionError`
+    naming the option rather than a traceback from inside the component. A name the factory
+    does not take is an error listing those it does, unless it takes ``**kwargs`` (then it
+    checks them itself). ``also`` names more options to list (those a ``**kwargs`` factory
+    passes on). Called by the registries before every component is made."""
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # a builtin or C callable: nothing to check against
+        return dict(options)
+    named = {n: p for n, p in params.items()
+             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    open_ended = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    out: dict[str, Any] = {}
+    for name, value in options.items():
+        par = named.get(name)
+        if par is None:
+            if open_ended:
+                out[name] = value
+                continue
+            known = sorted({*named, *also})
+            raise OptionError(f"{owner}: unknown option {name!r}; "
+                              + (f"known: {', '.join(known)}" if known
+                                 else "it takes no options"))
+        kind, nullable = _annotation_kind(par.annotation)
+        if kind is None or (value is None and nullable):
+            out[name] = value
+        else:
+            out[name] = _convert(owner, name, kind, value)
+    return out
+
+
+def at_least(owner: str, name: str, value: float, low: float) -> None:
+    """A one-line :class:`OptionError` unless ``value >= low`` (NaN fails)."""
+    if not value >= low:
+        raise OptionError(f"{owner}: option {name} must be >= {low}, got {value}")
+
+
+def within(owner: str, name: str, value: float, low: float, high: float) -> None:
+    """A one-line :class:`OptionError` unless ``low <= value <= high`` (NaN fails)."""
+    if not low <= value <= high:
+        raise OptionError(f"{owner}: option {name} must be within [{low}, {high}], got {value}")
+
+
+def describe_options(factory: Callable[..., Any]) -> tuple[list[tuple[str, str, str]], bool]:
+    """The options ``factory`` takes, as (name, what it takes, default) rows, and whether it
+    takes more by ``**kwargs`` (checked by the component itself); for ``orchestrator
+    plugins --show``."""
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return [], True
+    rows = []
+    for name, par in params.items():
+        if par.kind not in (par.POSITIONAL_OR_KEYWORD, par.KEYWORD_ONLY):
+            continue
+        kind, nullable = _annotation_kind(par.annotation)
+        takes = _KINDS[kind] if kind else "see the description"
+        if nullable and kind:
+            takes += " or null"
+        default = "(required)" if par.default is par.empty else _as_json(par.default)
+        rows.append((name, takes, default))
+    return rows, any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def _as_json(value: Any) -> str:
+    """A default as it would be written on the command line (JSON), else its repr."""
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)

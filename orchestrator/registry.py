@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.errors import PluginError, UnknownComponentError
+from orchestrator.options import coerce_options
 
 KINDS = ("space_generator", "pruner", "cost_model", "searcher", "measurer", "planner")
 
@@ -63,7 +64,11 @@ class ComponentRegistry:
             ) from None
 
     def create(self, name: str, **options: Any) -> Any:
-        return self.get(name).factory(**options)
+        """A new ``name`` made with ``options``, checked and converted against its factory's
+        parameters first (an unknown option or a wrong value is a one-line error)."""
+        component = self.get(name)
+        owner = f"{self.kind.replace('_', ' ')} {name!r}"
+        return component.factory(**coerce_options(owner, component.factory, options))
 
     def names(self) -> list[str]:
         return sorted(self._components)

@@ -14,11 +14,13 @@ and rank by the analytical estimate until then.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from orchestrator.gpus import GpuSpec, gpu_spec
+from orchestrator.options import coerce_options
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo, resolve_target
@@ -135,11 +137,16 @@ class RegressionCostModel(_GpuModel):
         return [-s if s != float("inf") else FAILED_SCORE for s in self.seconds(space, configs)]
 
 
+def _regression(kind: str, options: dict[str, object]) -> RegressionCostModel:
+    made = partial(RegressionCostModel, kind)
+    return made(**coerce_options(f"cost model 'cnnopt-{kind}'", made, options))
+
+
 def ml_model(**options: object) -> RegressionCostModel:
     """``cnnopt-ml``: black-box forest on problem and tile sizes."""
-    return RegressionCostModel("ml", **options)  # type: ignore[arg-type]
+    return _regression("ml", options)
 
 
 def hybrid_model(**options: object) -> RegressionCostModel:
     """``cnnopt-hybrid``: forest on problem and tile sizes plus analytical features."""
-    return RegressionCostModel("hybrid", **options)  # type: ignore[arg-type]
+    return _regression("hybrid", options)

@@ -21,6 +21,7 @@ from history.similarity import (
 )
 from orchestrator.components import SearchContext
 from orchestrator.errors import OrchestratorError
+from orchestrator.options import at_least
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config
 from plugins.gga.operators import (
@@ -177,6 +178,7 @@ class GuidedGA:
                                     f"breed K times the children measured), got {screen!r}")
         if not isinstance(confirmed, bool):
             raise OrchestratorError(f"gga: confirmed must be true or false, got {confirmed!r}")
+        at_least("gga", "omega", float(omega), 0.0)
         self.confirmed = confirmed
         self.population_size = int(population)
         self.elite = int(elite)

@@ -13,7 +13,7 @@ import numpy as np
 from history.similarity import history_results
 from orchestrator.components import SearchContext
 from orchestrator.errors import OrchestratorError
-from orchestrator.options import as_bool
+from orchestrator.options import as_bool, at_least, coerce_options, within
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config
 from plugins.tl.features import FeatureEncoder, IndexEncoder
@@ -38,12 +38,16 @@ class ModelSearcher:
     def __init__(self, plan_size: int = 64, optimizer: str = "sa", epsilon: float = 0.05,
                  rounds: int = 100, max_depth: int = 3, sa_chains: int = 128,
                  sa_iters: int = 500, sa_early_stop: int = 50, pool_size: int = 2048) -> None:
-        if int(plan_size) < 1:
-            raise OrchestratorError(f"plan_size must be >= 1, got {plan_size}")
+        owner = "tl" if self.uses_history else "xgb"
         if optimizer not in OPTIMIZERS:
-            raise OrchestratorError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {optimizer!r}")
-        if not 0.0 <= float(epsilon) <= 1.0:
-            raise OrchestratorError(f"epsilon must be within [0, 1], got {epsilon}")
+            raise OrchestratorError(f"{owner}: optimizer must be one of {', '.join(OPTIMIZERS)}, "
+                                    f"got {optimizer!r}")
+        within(owner, "epsilon", float(epsilon), 0.0, 1.0)
+        for name, value in (("plan_size", plan_size), ("rounds", rounds),
+                            ("max_depth", max_depth), ("sa_chains", sa_chains),
+                            ("sa_iters", sa_iters), ("sa_early_stop", sa_early_stop),
+                            ("pool_size", pool_size)):
+            at_least(owner, name, int(value), 1)
         self.plan_size = int(plan_size)
         self.optimizer = optimizer
         self.epsilon = float(epsilon)
@@ -180,12 +184,16 @@ class TransferSearcher(ModelSearcher):
 
     uses_history = True
 
-    def __init__(self, filter: Any = True, keep: float = 0.25, min_keep: int = 64,
+    def __init__(self, filter: bool = True, keep: float = 0.25, min_keep: int = 64,
                  importance_decay: float = 0.3, references: int = 64, **options: Any) -> None:
-        super().__init__(**options)
+        own = ("filter", "keep", "min_keep", "importance_decay", "references")
+        super().__init__(**coerce_options("searcher 'tl'", ModelSearcher, options, also=own))
         if not 0.0 < float(keep) <= 1.0:
             raise OrchestratorError(f"tl: keep must be within (0, 1], got {keep}")
         self.filter = as_bool("tl", "filter", filter)
+        at_least("tl", "min_keep", int(min_keep), 0)
+        within("tl", "importance_decay", float(importance_decay), 0.0, 1.0)
+        at_least("tl", "references", int(references), 1)
         self.keep = float(keep)
         self.min_keep = int(min_keep)
         self.importance = FeatureImportance(float(importance_decay))

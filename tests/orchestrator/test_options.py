@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.errors import OrchestratorError
-from orchestrator.options import as_bool
+from orchestrator.errors import OptionError, OrchestratorError
+from orchestrator.options import as_bool, at_least, coerce_options, within
 
 
 @pytest.mark.parametrize("value,expected", [
@@ -19,3 +19,58 @@ def test_anything_else_is_a_one_line_error_naming_the_plugin_and_option():
         as_bool("p", "flag", "maybe")
     with pytest.raises(OrchestratorError, match="got None"):
         as_bool("p", "flag", None)
+
+
+def _factory(count: int = 1, rate: float = 0.5, flag: bool = False, name: str = "a",
+             limit: int | None = None, anything=None) -> dict:
+    return {"count": count, "rate": rate, "flag": flag, "name": name, "limit": limit,
+            "anything": anything}
+
+
+def test_options_are_converted_to_the_annotated_types():
+    got = coerce_options("searcher 'x'", _factory, {"count": "3", "rate": 2, "flag": "yes",
+                                                     "name": 7, "limit": None,
+                                                     "anything": [1]})
+    assert got == {"count": 3, "rate": 2.0, "flag": True, "name": "7", "limit": None,
+                   "anything": [1]}
+    assert type(got["rate"]) is float
+    assert coerce_options("s", _factory, {"count": 4.0, "limit": "5"}) == {"count": 4, "limit": 5}
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"count": "abc"}, "^searcher 'x': option count takes a whole number, got 'abc'$"),
+    ({"count": 2.5}, "option count takes a whole number, got 2.5"),
+    ({"count": True}, "option count takes a whole number, got True"),
+    ({"rate": "fast"}, "option rate takes a number, got 'fast'"),
+    ({"limit": "none"}, "option limit takes a whole number"),
+    ({"flag": "maybe"}, "option flag must be true or false"),
+    ({"name": {"a": 1}}, "option name takes text"),
+    ({"popsize": 4}, "^searcher 'x': unknown option 'popsize'; known: anything, count, flag, "
+                     "limit, name, rate$"),
+])
+def test_a_wrong_option_is_a_one_line_error_naming_it(options, message):
+    with pytest.raises(OptionError, match=message):
+        coerce_options("searcher 'x'", _factory, options)
+
+
+def test_a_factory_with_kwargs_gets_unknown_names_as_given():
+    def open_ended(count: int = 1, **rest):
+        return rest
+    assert coerce_options("m", open_ended, {"count": "2", "other": "x"}) == {"count": 2,
+                                                                            "other": "x"}
+
+
+def test_also_lists_the_options_a_factory_passes_on():
+    with pytest.raises(OptionError, match="known: anything, count, extra, flag, limit, name, rate$"):
+        coerce_options("s", _factory, {"bogus": 1}, also=["extra"])
+    with pytest.raises(OptionError, match="it takes no options"):
+        coerce_options("s", lambda: None, {"bogus": 1})
+
+
+def test_ranges():
+    at_least("p", "n", 1, 1)
+    within("p", "t", 0.0, 0.0, 1.0)
+    with pytest.raises(OptionError, match=r"^p: option n must be >= 1, got 0$"):
+        at_least("p", "n", 0, 1)
+    with pytest.raises(OptionError, match=r"must be within \[0.0, 1.0\], got nan"):
+        within("p", "t", float("nan"), 0.0, 1.0)

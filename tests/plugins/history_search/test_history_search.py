@@ -8,7 +8,7 @@ import random
 import pytest
 
 from history.similarity import candidate_configs, rank_history
-from orchestrator.errors import OrchestratorError
+from orchestrator.errors import OptionError, OrchestratorError
 from orchestrator.hookspecs import hookimpl
 from orchestrator.loop import tune
 from orchestrator.manager import load_plugins
@@ -80,6 +80,32 @@ def test_auto_threshold_is_an_option_and_own_results_count_as_a_full_match():
     assert s.match == 0.0 and s.chosen == "tl"
     with pytest.raises(OrchestratorError):
         AutoSearch(gga="population=4")
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"threshold": 1.5}, r"^auto: option threshold must be within \[0.0, 1.0\], got 1.5$"),
+    ({"threshold": -0.1}, "threshold must be within"),
+    ({"gga": {"popsize": 4}}, "^auto: gga: unknown option 'popsize'; known: climb,"),
+    ({"gga": {"population": 1}}, "gga: population must be >= 2"),
+    ({"tl": {"keep": "most"}}, "^auto: tl: option keep takes a number, got 'most'$"),
+    ({"tl": {"rounds": 0}}, "tl: option rounds must be >= 1"),
+])
+def test_auto_checks_its_own_and_its_delegates_options_before_any_history_is_read(options,
+                                                                                 message):
+    with pytest.raises(OptionError if "must be >= 2" not in message else OrchestratorError,
+                       match=message):
+        AutoSearch(**options)
+
+
+def test_auto_passes_text_options_on_converted():
+    s = AutoSearch(gga={"population": "8", "refit": "yes"}, tl={"filter": "off"})
+    assert s.gga_options == {"population": 8, "refit": True}
+    assert s.tl_options == {"filter": False}
+
+
+def test_fallback_omega_must_not_be_negative():
+    with pytest.raises(OptionError, match="fallback: option omega must be >= 0"):
+        FallbackSearch(omega=-1)
 
 
 def test_fallback_applies_the_best_adapted_history_config_then_stops():

@@ -204,13 +204,13 @@ def test_registered_as_local() -> None:
         registry.create("local", repeats=3)
     with pytest.raises(OrchestratorError, match="option guard takes a number, got 'abc'"):
         registry.create("local", guard="abc")
-    with pytest.raises(OrchestratorError, match="option number takes a number, got 'x'"):
+    with pytest.raises(OrchestratorError, match="option number takes a whole number, got 'x'"):
         registry.create("local", number="x")
     with pytest.raises(OrchestratorError, match="option startup_timeout takes a number"):
         registry.create("local", startup_timeout="soon")
     assert registry.create("local", check="off").check is False
     assert registry.create("local").prestart is True
-    with pytest.raises(OrchestratorError, match="local measurer: option prestart must be true or false, got 'later'"):
+    with pytest.raises(OrchestratorError, match="measurer 'local': option prestart must be true or false, got 'later'"):
         registry.create("local", prestart="later")
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
+from orchestrator.errors import OptionError
 from orchestrator.testing import CostModelConformance, SearcherConformance, toy_results, toy_space
 from orchestrator.testing.conformance import TOY_TARGET
 from orchestrator.testing.replay import ReplayMeasurer
@@ -119,3 +121,26 @@ def test_tl_with_history_finds_good_configs_sooner_than_xgb_on_the_toy_space():
             lat += [r.latency for r in res]
         best[name] = min(lat)
     assert best["tl"] <= best["xgb"]
+
+
+@pytest.mark.parametrize("make,options,message", [
+    (XGBSearcher, {"sa_iters": 0}, "^xgb: option sa_iters must be >= 1, got 0$"),
+    (XGBSearcher, {"epsilon": 2}, r"^xgb: option epsilon must be within \[0.0, 1.0\]"),
+    (TransferSearcher, {"plan_size": 0}, "^tl: option plan_size must be >= 1"),
+    (TransferSearcher, {"references": 0}, "^tl: option references must be >= 1"),
+    (TransferSearcher, {"importance_decay": 1.5}, "^tl: option importance_decay must be within"),
+    (TransferSearcher, {"pool": 8}, "^searcher 'tl': unknown option 'pool'; known: epsilon, "
+                                    "filter, importance_decay, keep, max_depth, min_keep, "
+                                    "optimizer, plan_size, pool_size, references, rounds, "
+                                    "sa_chains, sa_early_stop, sa_iters$"),
+    (TransferSearcher, {"rounds": "ten"}, "^searcher 'tl': option rounds takes a whole number"),
+    (XGBCostModel, {"max_depth": 0}, "^xgb: option max_depth must be >= 1, got 0$"),
+])
+def test_bad_options_are_one_line_errors_naming_them(make, options, message):
+    with pytest.raises(OptionError, match=message):
+        make(**options)
+
+
+def test_tl_passes_xgb_options_given_as_text_on_converted():
+    s = TransferSearcher(plan_size="16", epsilon="0.1")
+    assert s.plan_size == 16 and s.epsilon == 0.1
