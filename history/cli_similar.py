@@ -15,6 +15,7 @@ from rich.table import Table
 
 from history.ranking import RankedHistory
 from history.similarity import DEFAULT_OMEGA, ScoredRecord, adapt_config
+from orchestrator.errors import OrchestratorError
 from orchestrator.space import Space
 from orchestrator.task import Task
 
@@ -48,11 +49,15 @@ def similar_command(
         "--db", help="History database [default: $ORCHESTRATOR_DB or ./tuning-history.db]")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable results")] = False,
 ) -> None:
-    """List the history records of other tasks that best fit a task: filtering metric
-    m = GFLOPS x utilization x match_score^2 (Mu et al., eqs. 1-3), best first."""
+    """List the history records of other tasks that best fit a task, best first.
+
+    Ranked by the filtering metric m = GFLOPS x utilization x match_score^2 (Mu et al.,
+    eqs. 1-3)."""
     from history.store import HistoryStore
     from orchestrator.task import parse_shape
 
+    if k < 1:
+        raise OrchestratorError(f"--k must be positive, got {k}")
     task = Task.create(op, parse_shape(shape))
     space = input_space(task)
     store = HistoryStore.open(db, create=False)

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from history.cli_similar import similar_command
@@ -96,6 +97,10 @@ def tune(
     logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     tasks = _tasks(op, shape, suite, only)
+    if verify_top < 0:
+        raise OrchestratorError(f"--verify-top must be 0 (off) or more, got {verify_top}")
+    if seconds is not None and not seconds > 0:
+        raise OrchestratorError(f"--seconds must be positive, got {seconds:g}")
     options = TuneOptions(
         searcher=searcher, measurer=measurer, space_generator=space, pruners=tuple(pruner),
         cost_model=cost_model, trials=trials, seconds=seconds, early_stop=early_stop, seed=seed,
@@ -292,11 +297,18 @@ def plan(
 
 
 @app.command()
-def plugins() -> None:
+def plugins(
+    show: Annotated[Optional[str], typer.Option(
+        help="Describe this component (e.g. gga, local) and list its options with defaults")
+    ] = None,
+) -> None:
     """List plugins, their distributions and the components they contribute."""
     from orchestrator.manager import load_plugins
 
     loaded = load_plugins()
+    if show is not None:
+        _show_component(loaded, show)
+        return
     table = Table(title="Plugins")
     for col in ("plugin", "distribution", "version", "components"):
         table.add_column(col)
@@ -306,6 +318,41 @@ def plugins() -> None:
         table.add_row(info.name + (" (built-in)" if info.builtin else ""), info.distribution,
                       info.version, comps)
     out.print(table)
+
+
+def _show_component(loaded: Any, name: str) -> None:
+    """Print every component called ``name`` (a searcher and a cost model may share one)
+    with its description and the options ``--searcher-opt`` / ``--measurer-opt`` take."""
+    import inspect
+
+    from orchestrator.options import describe_options
+    from orchestrator.registry import KINDS
+
+    found = [(kind, loaded.registries[kind].get(name)) for kind in KINDS
+             if name in loaded.registries[kind]]
+    if not found:
+        known = sorted({c.name for kind in KINDS for c in loaded.registries[kind]})
+        raise OrchestratorError(f"no component named {name!r}; known: {', '.join(known)}")
+    flags = {"searcher": "--searcher-opt KEY=VALUE", "measurer": "--measurer-opt KEY=VALUE"}
+    for kind, comp in found:
+        out.print(f"[bold]{kind.replace('_', ' ')} {comp.name}[/bold] (plugin {comp.plugin})")
+        doc = inspect.cleandoc(comp.factory.__doc__ or comp.description or "")
+        out.print(doc.split("\n\n")[0], markup=False)  # the rest is in its docstring
+        rows, more = describe_options(comp.factory)
+        how = flags.get(kind, f"Python only: plugins.create({kind!r}, {comp.name!r}, **options)")
+        if rows:
+            table = Table(title=f"options of {kind.replace('_', ' ')} {comp.name}")
+            for col in ("option", "takes", "default"):
+                table.add_column(col)
+            for row in rows:
+                table.add_row(*row)
+            out.print(table)
+            out.print(f"Set with: {how}", markup=False)
+        elif not more:
+            out.print("It takes no options.")
+        if more:
+            out.print("Options not listed here are checked by the component when it is made.")
+        out.print()
 
 
 @app.command()
@@ -332,6 +379,8 @@ def history_runs(
     from history.models import RunRow, TaskRow
     from history.store import HistoryStore
 
+    if limit < 1:
+        raise OrchestratorError(f"--limit must be positive, got {limit}")
     store = HistoryStore.open(db, create=False)
     where = [TaskRow.op == op] if op else []
     table = Table(title=f"Runs in {store.url}")
@@ -358,12 +407,13 @@ def history_best(
     db: DbOpt = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Show a task's best configs on any target, each once per target at its fastest
-    timing."""
+    """Show a task's best configs, each once per target at its fastest timing."""
     from history.io import record_to_dict
     from history.store import HistoryStore
     from orchestrator.space import LEGACY_TEMPLATE
 
+    if k < 1:
+        raise OrchestratorError(f"--k must be positive, got {k}")
     store = HistoryStore.open(db, create=False)
     templates = None if template is None else [LEGACY_TEMPLATE if template == "-" else template]
     rows = []
@@ -373,7 +423,7 @@ def history_best(
                    else [])
         if not records:
             built = "" if template is None else f" built by template {template}"
-            err.print(f"no successful measurement of {task.label()}{built} in {store.url}")
+            err.print(escape(f"no successful measurement of {task.label()}{built} in {store.url}"))
         rows.extend((task, rec) for rec in records)
     if as_json:
         print(json.dumps([record_to_dict(rec) for _, rec in rows], indent=1))
@@ -416,7 +466,7 @@ def history_export(
         n = export_records(store, path, fmt, where)
     except OSError as exc:
         raise OrchestratorError(f"cannot write {path}: {exc.strerror or exc}") from None
-    err.print(f"exported {n} measurements to {path}")
+    err.print(escape(f"exported {n} measurements to {path}"))
 
 
 @history_app.command("import")
@@ -432,7 +482,7 @@ def history_import(
     fmt = _format(path, fmt)
     store = HistoryStore.open(db)
     imported, skipped = import_records(store, path, fmt)
-    err.print(f"imported {imported} measurements from {path} ({skipped} already present)")
+    err.print(escape(f"imported {imported} measurements from {path} ({skipped} already present)"))
 
 
 @app.command()
@@ -476,7 +526,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(args=argv, prog_name="orchestrator")
     except OrchestratorError as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        # escaped: a message may hold brackets (an extra such as [onnx], a path)
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err.print("interrupted")

@@ -73,6 +73,8 @@ def check_components(plugins: Plugins, options: TuneOptions) -> None:
         raise OrchestratorError(f"--runoff must be 0 (off) or more, got {options.runoff}")
     if options.runoff_rounds <= 0:
         raise OrchestratorError(f"--runoff-rounds must be positive, got {options.runoff_rounds}")
+    if options.early_stop is not None and options.early_stop < 0:
+        raise OrchestratorError(f"--early-stop must be 0 (off) or more, got {options.early_stop}")
     named = [("searcher", options.searcher), ("measurer", options.measurer),
              *(("pruner", p) for p in options.pruners)]
     if options.cost_model:

@@ -51,3 +51,16 @@ def test_autoload_can_be_turned_off(site, tmp_path):
     p = cli(site, tmp_path, "tune", "--op", "dense", "--shape", "M=16,K=16,N=32",
             "--searcher", "example-descending", ORCHESTRATOR_BLOCK_PLUGINS="example")
     assert p.returncode == 2 and "unknown searcher 'example-descending'" in p.stderr
+
+
+def test_a_third_party_component_is_described_and_its_options_checked(site, tmp_path):
+    p = cli(site, tmp_path, "plugins", "--show", "example-descending")
+    assert p.returncode == 0, p.stderr
+    assert "searcher example-descending (plugin example)" in p.stdout
+    assert "largest first" in p.stdout and "It takes no options." in p.stdout
+    p = cli(site, tmp_path, "tune", "--op", "dense", "--shape", "M=16,K=16,N=32",
+            "--searcher", "example-descending", "--searcher-opt", "depth=2",
+            "--db", str(tmp_path / "h.db"))
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert p.stderr.strip() == ("error: searcher 'example-descending': unknown option "
+                                "'depth'; it takes no options")
