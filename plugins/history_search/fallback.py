@@ -35,6 +35,10 @@ class FallbackSearch:
         if found:
             self.choice: Config | None = found[0][0]
         elif context.prior:
+            log.warning("fallback: no history record of another %s task adapts to %s (or "
+                        "every one that does is measured already); nothing to apply. Its "
+                        "best so far: orchestrator history best", context.task.op,
+                        context.task.label())
             self.choice = None
         else:
             log.info("fallback: no usable history for %s; applying a sampled config",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 import random
 
 import pytest
@@ -124,6 +125,15 @@ def test_fallback_skips_a_config_already_measured():
     prior = tuple(r for r in toy_results() if r.config == first[0][0])
     s.start(context(history, prior=prior))
     assert s.propose(1) == [first[1][0]]
+
+
+def test_fallback_says_so_when_it_has_nothing_to_apply(caplog):
+    s = FallbackSearch()
+    with caplog.at_level(logging.WARNING, logger="plugins.history_search.fallback"):
+        s.start(context(None, prior=tuple(toy_results(n=3))))
+    assert s.propose(8) == []
+    [record] = caplog.records
+    assert "nothing to apply" in record.getMessage() and "history best" in record.getMessage()
 
 
 def test_ga_leaves_the_global_random_state_alone():
