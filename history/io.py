@@ -106,8 +106,12 @@ def import_records(store: HistoryStore, path: Path, fmt: str) -> tuple[int, int]
                                   str(row.get("tool_version") or ""),
                                   str(row.get("tvm_version") or ""),
                                   str(row.get("template") or LEGACY_TEMPLATE))
-            except (OrchestratorError, KeyError, ValueError, TypeError) as exc:
-                raise HistoryError(f"{path}:{n}: bad record ({type(exc).__name__}: {exc})") from None
+            except KeyError as exc:
+                raise HistoryError(f"{path}:{n}: bad record (missing field {exc.args[0]!r}); "
+                                   "nothing was imported") from None
+            except (OrchestratorError, ValueError, TypeError) as exc:
+                raise HistoryError(f"{path}:{n}: bad record ({type(exc).__name__}: {exc}); "
+                                   "nothing was imported") from None
             parsed.append((task, row["target"], result, made))
     except OSError as exc:
         raise HistoryError(f"cannot read {path}: {exc.strerror or exc}") from None

@@ -172,6 +172,10 @@ class HistoryStore:
         except HistoryError:
             raise
         except (ArgumentError, NoSuchModuleError, ImportError, ValueError) as exc:
+            if isinstance(exc, ImportError) and str(url).startswith("postgresql"):
+                raise HistoryError(f"cannot use database URL {url!r}: {_one_line(exc)}; "
+                                   "install the PostgreSQL driver with pip install "
+                                   "'tuning-orchestrator[postgres]'") from None
             raise HistoryError(f"cannot use database URL {url!r}: {_one_line(exc)}; "
                                "pass a file path or a URL such as sqlite:///tuning.db") from None
         except (DBAPIError, SQLAlchemyError) as exc:

@@ -381,13 +381,15 @@ def history_runs(
 
     if limit < 1:
         raise OrchestratorError(f"--limit must be positive, got {limit}")
+    op = _known_op(op)
     store = HistoryStore.open(db, create=False)
     where = [TaskRow.op == op] if op else []
     table = Table(title=f"Runs in {store.url}")
     for col in ("run", "workload", "searcher", "status", "trials", "measured", "best ms", "started"):
         table.add_column(col)
     for r in store.runs(where=where, limit=limit):
-        table.add_row(str(r.id), r.task.label(), r.searcher, f"{r.status} ({r.stop_reason})",
+        table.add_row(str(r.id), r.task.label(), r.searcher,
+                      escape(f"{r.status} ({r.stop_reason})"),  # may name an imported file
                       f"{r.trials}/{r.max_trials}", str(r.measured),
                       f"{r.best_latency * 1e3:.4f}" if r.best_latency else "-", r.started_at)
     out.print(table)
@@ -456,8 +458,13 @@ def history_export(
     from history.io import export_records
     from history.models import MeasurementRow, TaskRow
     from history.store import HistoryStore
+    from orchestrator.result import MeasureStatus
 
     fmt = _format(path, fmt)
+    op = _known_op(op)
+    if status and status not in {s.value for s in MeasureStatus}:
+        raise OrchestratorError(f"unknown status {status!r}; known: "
+                                f"{', '.join(s.value for s in MeasureStatus)}")
     store = HistoryStore.open(db, create=False)
     where = [TaskRow.op == op] if op else []
     if status:
@@ -509,6 +516,13 @@ def train(
     from plugins.cnnopt.training import train_command
 
     raise typer.Exit(train_command(cost_model, db, target, out))
+
+
+def _known_op(op: str | None) -> str | None:
+    """``op`` by its canonical name (an unknown one is an error, not an empty answer)."""
+    from orchestrator.ops import get_operator
+
+    return None if op is None else get_operator(op).name
 
 
 def _format(path: Path, fmt: str | None) -> str:

@@ -55,6 +55,7 @@ def test_the_same_config_failing_under_two_templates_is_two_measurements(db, tmp
 @pytest.mark.parametrize("n, field, value, error", [
     (3, "status", "exploded", r"out.jsonl:4: bad record"),
     (5, "created_at", "last tuesday", r"out.jsonl:6: bad record \(ValueError"),
+    (2, "task", None, r"out.jsonl:3: bad record \(missing field 'task'\); nothing was imported$"),
 ])
 def test_a_malformed_line_is_refused_before_anything_is_written(filled, tmp_path, n, field,
                                                                 value, error):
@@ -62,7 +63,10 @@ def test_a_malformed_line_is_refused_before_anything_is_written(filled, tmp_path
     export_records(filled, path, "jsonl", [])
     lines = path.read_text().splitlines()
     broken = json.loads(lines[n])
-    broken[field] = value
+    if value is None:
+        del broken[field]
+    else:
+        broken[field] = value
     path.write_text("\n".join(lines[:n] + [json.dumps(broken)] + lines[n + 1:]) + "\n")
     other = HistoryStore.open(tmp_path / "other.db")
     with pytest.raises(HistoryError, match=error):

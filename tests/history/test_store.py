@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
+import sys
 
 import pytest
 
@@ -142,6 +143,12 @@ def test_corrupted_and_foreign_files_are_refused_without_damage(tmp_path):
 def test_bad_urls(url, match):
     with pytest.raises(HistoryError, match=match):
         HistoryStore.open(url)
+
+
+def test_a_postgres_url_without_its_driver_says_which_extra_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if not installed
+    with pytest.raises(HistoryError, match=r"pip install 'tuning-orchestrator\[postgres\]'$"):
+        HistoryStore.open("postgresql+psycopg://u@127.0.0.1:9/x")
 
 
 def test_plain_paths_become_sqlite_urls(tmp_path, monkeypatch):
