@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -47,11 +48,25 @@ def _annotation_kind(annotation: Any) -> tuple[str | None, bool]:
     return None, nullable
 
 
+def _parameters(factory: Callable[..., Any]) -> tuple[dict[str, inspect.Parameter], bool] | None:
+    """The parameters ``factory`` takes by name, and whether it takes ``**kwargs`` too; None
+    when it has no signature to read."""
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return None
+    named = {n: p for n, p in params.items()
+             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return named, any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
 def _convert(owner: str, name: str, kind: str, value: Any) -> Any:
     if kind == "bool":
         return as_bool(owner, name, value)
     if kind == "str":
-        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        if isinstance(value, (str, os.PathLike)):
+            return value  # a Path stays a Path
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
             return str(value)
     elif isinstance(value, bool):
         pass
@@ -85,13 +100,10 @@ def coerce_options(owner: str, factory: Callable[..., Any], options: Mapping[str
     does not take is an error listing those it does, unless it takes ``**kwargs`` (then it
     checks them itself). ``also`` names more options to list (those a ``**kwargs`` factory
     passes on). Called by the registries before every component is made."""
-    try:
-        params = inspect.signature(factory).parameters
-    except (TypeError, ValueError):  # a builtin or C callable: nothing to check against
+    found = _parameters(factory)
+    if found is None:  # a builtin or C callable: nothing to check against
         return dict(options)
-    named = {n: p for n, p in params.items()
-             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    open_ended = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    named, open_ended = found
     out: dict[str, Any] = {}
     for name, value in options.items():
         par = named.get(name)
@@ -127,21 +139,19 @@ def describe_options(factory: Callable[..., Any]) -> tuple[list[tuple[str, str, 
     """The options ``factory`` takes, as (name, what it takes, default) rows, and whether it
     takes more by ``**kwargs`` (checked by the component itself); for ``orchestrator
     plugins --show``."""
-    try:
-        params = inspect.signature(factory).parameters
-    except (TypeError, ValueError):
+    found = _parameters(factory)
+    if found is None:
         return [], True
+    named, open_ended = found
     rows = []
-    for name, par in params.items():
-        if par.kind not in (par.POSITIONAL_OR_KEYWORD, par.KEYWORD_ONLY):
-            continue
+    for name, par in named.items():
         kind, nullable = _annotation_kind(par.annotation)
         takes = _KINDS[kind] if kind else "see the description"
         if nullable and kind:
             takes += " or null"
         default = "(required)" if par.default is par.empty else _as_json(par.default)
         rows.append((name, takes, default))
-    return rows, any(p.kind is p.VAR_KEYWORD for p in params.values())
+    return rows, open_ended
 
 
 def _as_json(value: Any) -> str:

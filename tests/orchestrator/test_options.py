@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from orchestrator.errors import OptionError, OrchestratorError
@@ -35,6 +37,7 @@ def test_options_are_converted_to_the_annotated_types():
                    "anything": [1]}
     assert type(got["rate"]) is float
     assert coerce_options("s", _factory, {"count": 4.0, "limit": "5"}) == {"count": 4, "limit": 5}
+    assert coerce_options("s", _factory, {"name": Path("a/b")}) == {"name": Path("a/b")}
 
 
 @pytest.mark.parametrize("options,message", [
