@@ -68,6 +68,7 @@ class RunTrials:
     trials: tuple[Trial, ...]
     reached: tuple[int | None, float | None]  # (trial, own seconds) at the mark
     period: tuple[str, str] | None
+    first_config: str = ""  # trial 1's config, canonical JSON
 
 
 def _open(db: Path) -> HistoryStore:
@@ -120,7 +121,8 @@ def read_run(work: Path, layer: str, searcher: str, confirmed: bool,
                 for i, r in enumerate(curve.firsts))
     trial, _ = curve.reach(mark * xgb.final)  # its seconds are wall time, not the own clock
     return RunTrials(layer, searcher, run.id, run.seed, run.target_key, xgb.final, out,
-                     (trial, None if trial is None else seconds[trial - 1]), curve.period)
+                     (trial, None if trial is None else seconds[trial - 1]), curve.period,
+                     curve.firsts[0].config.key if curve.firsts else "")
 
 
 def _knobs(changed: dict[str, object]) -> str:
@@ -131,7 +133,9 @@ def _row(t: Trial, level: float) -> str:
     speed = "failed: " + t.status if t.gflops is None else f"{t.gflops:.1f}"
     at = "" if t.gflops is None else (" **at the mark**" if t.gflops >= level else "")
     knobs = "(the first config)" if t.number == 1 else (_knobs(t.changed) or "(none)")
-    return (f"| {t.number} | {t.seconds:.1f} | {speed}{at} | {t.best:.1f} | {len(t.changed)} "
+    # A confirmed best is known only once its batch is confirmed: none yet is "-".
+    best = f"{t.best:.1f}" if t.best > 0 else "-"
+    return (f"| {t.number} | {t.seconds:.1f} | {speed}{at} | {best} | {len(t.changed)} "
             f"| {knobs} |")
 
 
@@ -150,6 +154,7 @@ def section(run: RunTrials, first: int, mark: float = rg.MARK) -> list[str]:
              f"({mark:.0%}): {level:.1f}. Of {len(run.trials)} trials, {reached}; the first "
              f"config timed at the mark the first time was trial "
              f"{at_mark if at_mark is not None else 'none'}.", "",
+             *([f"Trial 1's config: `{run.first_config}`", ""] if run.first_config else []),
              "| trial | own s | GFLOPS (first timing) | best so far | knobs changed | changed from trial 1 |",
              "|---|---|---|---|---|---|"]
     shown = run.trials[:first]

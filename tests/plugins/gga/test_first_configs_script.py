@@ -64,6 +64,9 @@ def test_main_prints_each_runs_table_and_writes_it(turns, tmp_path, capsys):
     assert "- Machine: " in text and "Command: `python scripts/first_configs.py " in text
     rows = [line for line in text.splitlines() if line.startswith("| 1 |")]
     assert len(rows) == 2 and all("(the first config)" in r for r in rows)
+    gga = fc.read_run(exp.work, "r18_l4ds", "gga", confirmed=True)
+    assert gga.first_config.startswith("{") and f"Trial 1's config: `{gga.first_config}`" in text
+    assert all(r.split("|")[4].strip() == "-" or float(r.split("|")[4]) > 0 for r in rows)
     trial, secs = res.reach("gga")
     assert f"reached the mark at trial {trial}, {secs:.1f} own seconds" in text
     assert f"the mark (95%): {0.95 * res.reference:.1f}" in text
