@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shlex
 import sys
 from collections.abc import Sequence
@@ -125,6 +126,11 @@ def read_run(work: Path, layer: str, searcher: str, confirmed: bool,
                      curve.firsts[0].config.key if curve.firsts else "")
 
 
+def _secs(seconds: float) -> str:
+    """Own seconds, or "-" where the run has no clock file (a run not made in turns)."""
+    return "-" if math.isnan(seconds) else f"{seconds:.1f}"
+
+
 def _knobs(changed: dict[str, object]) -> str:
     return ", ".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in changed.items())
 
@@ -135,7 +141,7 @@ def _row(t: Trial, level: float) -> str:
     knobs = "(the first config)" if t.number == 1 else (_knobs(t.changed) or "(none)")
     # A confirmed best is known only once its batch is confirmed: none yet is "-".
     best = f"{t.best:.1f}" if t.best > 0 else "-"
-    return (f"| {t.number} | {t.seconds:.1f} | {speed}{at} | {best} | {len(t.changed)} "
+    return (f"| {t.number} | {_secs(t.seconds)} | {speed}{at} | {best} | {len(t.changed)} "
             f"| {knobs} |")
 
 
@@ -145,7 +151,7 @@ def section(run: RunTrials, first: int, mark: float = rg.MARK) -> list[str]:
     level = mark * run.reference
     period = f", measured {run.period[0]} to {run.period[1]} UTC" if run.period else ""
     trial, secs = run.reached
-    reached = (f"its best reached the mark at trial {trial}, {secs:.1f} own seconds"
+    reached = (f"its best reached the mark at trial {trial}, {_secs(secs)} own seconds"
                if trial is not None else "its best never reached the mark")
     at_mark = next((t.number for t in run.trials if t.gflops is not None and t.gflops >= level),
                    None)

@@ -95,3 +95,9 @@ def test_a_layer_the_database_does_not_hold_is_named(turns, tmp_path, capsys):
     (moved / "gga.db").write_bytes((exp.work / "r18_l4ds" / "turns" / "gga.db").read_bytes())
     assert fc.main([str(tmp_path), "other"]) == 2
     assert "holds no layer named 'other'" in capsys.readouterr().err
+
+
+def test_a_run_without_a_clock_file_shows_dashes_not_nan():
+    fc = load_script("first_configs")
+    row = fc._row(fc.Trial(3, float("nan"), 180.0, "ok", 0.0, {"unroll": 16}), 150.0)
+    assert row == '| 3 | - | 180.0 **at the mark** | - | 1 | unroll=16 |'
