@@ -79,11 +79,12 @@ def _open(db: Path) -> HistoryStore:
     return HistoryStore.open(db, create=False)
 
 
-def _task(store: HistoryStore, layer: str, db: Path) -> Task:
-    names = [t for _, t in store.tasks() if t.name == layer]
-    if not names:
+def _task(store: HistoryStore, layer: str, db: Path) -> tuple[int, Task]:
+    """The id and task of ``layer`` in ``db``."""
+    named = [(tid, t) for tid, t in store.tasks() if t.name == layer]
+    if not named:
         raise FirstConfigsError(f"{db} holds no layer named {layer!r}")
-    return names[0]
+    return named[0]
 
 
 def changed_knobs(first: Config, config: Config) -> dict[str, object]:
@@ -99,8 +100,7 @@ def read_run(work: Path, layer: str, searcher: str, confirmed: bool,
     db = turns / f"{searcher}.db"
     store = _open(db)
     try:
-        task = _task(store, layer, db)
-        tid = store.find_task(task)
+        tid, task = _task(store, layer, db)
         runs = store.runs(where=[RunRow.task_id == tid], limit=1)
         if not runs:
             raise FirstConfigsError(f"{db} holds no run of {layer}")

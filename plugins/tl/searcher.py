@@ -13,7 +13,7 @@ import numpy as np
 from history.similarity import history_results
 from orchestrator.components import SearchContext
 from orchestrator.errors import OrchestratorError
-from orchestrator.options import as_bool, at_least, coerce_options, within
+from orchestrator.options import as_bool, at_least, coerce_options, describe_options, within
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config
 from plugins.tl.features import FeatureEncoder, IndexEncoder
@@ -186,7 +186,7 @@ class TransferSearcher(ModelSearcher):
 
     def __init__(self, filter: bool = True, keep: float = 0.25, min_keep: int = 64,
                  importance_decay: float = 0.3, references: int = 64, **options: Any) -> None:
-        own = ("filter", "keep", "min_keep", "importance_decay", "references")
+        own = [name for name, _, _ in describe_options(TransferSearcher)[0]]
         super().__init__(**coerce_options("searcher 'tl'", ModelSearcher, options, also=own))
         if not 0.0 < float(keep) <= 1.0:
             raise OrchestratorError(f"tl: keep must be within (0, 1], got {keep}")
