@@ -135,6 +135,38 @@ def within(owner: str, name: str, value: float, low: float, high: float) -> None
         raise OptionError(f"{owner}: option {name} must be within [{low}, {high}], got {value}")
 
 
+def whole(owner: str, name: str, value: Any, low: int, high: int | None = None) -> int:
+    """``value`` as a whole number of at least ``low`` (and at most ``high``): an int, an
+    integral float or its text, as from the command line; a one-line :class:`OptionError`
+    for anything else (a bool too)."""
+    return _bounded(owner, name, _convert(owner, name, "int", value), low, high)
+
+
+def number(owner: str, name: str, value: Any, low: float,
+           high: float | None = None) -> float:
+    """``value`` as a float of at least ``low`` (and at most ``high``); text converts, a
+    bool or anything else is a one-line :class:`OptionError`."""
+    return _bounded(owner, name, _convert(owner, name, "float", value), low, high)
+
+
+def _bounded(owner: str, name: str, value: Any, low: float, high: float | None) -> Any:
+    if high is None:
+        at_least(owner, name, value, low)
+    else:
+        within(owner, name, value, low, high)
+    return value
+
+
+def one_of(owner: str, name: str, value: Any, choices: Iterable[str]) -> str:
+    """``value`` if it is one of ``choices``, else a one-line :class:`OptionError` listing
+    them."""
+    choices = tuple(choices)
+    if not isinstance(value, str) or value not in choices:
+        raise OptionError(f"{owner}: option {name} must be one of {', '.join(choices)}, "
+                          f"got {value!r}")
+    return value
+
+
 def describe_options(factory: Callable[..., Any]) -> tuple[list[tuple[str, str, str]], bool]:
     """The options ``factory`` takes, as (name, what it takes, default) rows, and whether it
     takes more by ``**kwargs`` (checked by the component itself); for ``orchestrator

@@ -20,8 +20,7 @@ from history.similarity import (
     repair,
 )
 from orchestrator.components import SearchContext
-from orchestrator.errors import OrchestratorError
-from orchestrator.options import at_least
+from orchestrator.options import as_bool, number, one_of, whole
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config
 from plugins.gga.operators import (
@@ -139,61 +138,26 @@ class GuidedGA:
                  screen: int = 0, confirmed: bool = True, explore: float = 0.0,
                  handoff: int = 0, climb: int = 0, handoff_to: str = "tl",
                  probe_order: str = "random") -> None:
-        if int(population) < 2:
-            raise OrchestratorError(f"gga: population must be >= 2, got {population}")
-        if int(elite) < 1:
-            raise OrchestratorError(f"gga: elite must be >= 1, got {elite}")
-        probe = int(population) // 2 if probe is None else int(probe)
-        if not 0 <= probe < int(population):
-            raise OrchestratorError(f"gga: probe must be within [0, population - 1], got {probe}")
-        for name, p in (("crossover_prob", crossover_prob),
-                        ("elite_mutation_prob", elite_mutation_prob), ("explore", explore)):
-            if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
-                raise OrchestratorError(f"gga: {name} must be within [0, 1], got {p}")
-        if seeding not in SEEDINGS:
-            raise OrchestratorError(f"gga: seeding must be one of {', '.join(SEEDINGS)}, "
-                                    f"got {seeding!r}")
-        if probe_order not in PROBE_ORDERS:
-            raise OrchestratorError(f"gga: probe_order must be one of "
-                                    f"{', '.join(PROBE_ORDERS)}, got {probe_order!r}")
-        if not isinstance(refit, bool):
-            raise OrchestratorError(f"gga: refit must be true or false, got {refit!r}")
-        if lead is not None and int(lead) < 0:
-            raise OrchestratorError(f"gga: lead must be >= 0, got {lead}")
-        if isinstance(refresh, bool) or not isinstance(refresh, int) or refresh < 0:
-            raise OrchestratorError(f"gga: refresh must be a whole number of generations "
-                                    f">= 0 (0 = off), got {refresh!r}")
-        if isinstance(handoff, bool) or not isinstance(handoff, int) or handoff < 0:
-            raise OrchestratorError(f"gga: handoff must be a whole number of generations "
-                                    f">= 0 (0 = off), got {handoff!r}")
-        if handoff_to not in HANDOFF_TUNERS:
-            raise OrchestratorError(f"gga: handoff_to must be one of "
-                                    f"{', '.join(HANDOFF_TUNERS)}, got {handoff_to!r}")
-        if (isinstance(climb, bool) or not isinstance(climb, int)
-                or not 0 <= climb <= int(population)):
-            raise OrchestratorError(f"gga: climb must be a whole number of children within "
-                                    f"[0, population] (0 = off), got {climb!r}")
-        if isinstance(screen, bool) or not isinstance(screen, int) or screen < 0:
-            raise OrchestratorError(f"gga: screen must be a whole number >= 0 (0 = off; K = "
-                                    f"breed K times the children measured), got {screen!r}")
-        if not isinstance(confirmed, bool):
-            raise OrchestratorError(f"gga: confirmed must be true or false, got {confirmed!r}")
-        at_least("gga", "omega", float(omega), 0.0)
-        self.confirmed = confirmed
-        self.population_size = int(population)
-        self.elite = int(elite)
-        self.crossover_prob = float(crossover_prob)
-        self.elite_mutation_prob = float(elite_mutation_prob)
-        self.explore = float(explore)
-        self.omega = float(omega)
-        self.probe = probe
-        self.seeding, self.refit = seeding, refit
-        self.probe_order = probe_order
-        self.lead = None if lead is None else int(lead)
-        self.refresh = refresh
-        self.handoff, self.handoff_to = handoff, handoff_to
-        self.climb = climb
-        self.screen = screen
+        owner = "gga"
+        self.population_size = whole(owner, "population", population, 2)
+        self.elite = whole(owner, "elite", elite, 1)
+        self.probe = (self.population_size // 2 if probe is None
+                      else whole(owner, "probe", probe, 0, self.population_size - 1))
+        self.crossover_prob = number(owner, "crossover_prob", crossover_prob, 0.0, 1.0)
+        self.elite_mutation_prob = number(owner, "elite_mutation_prob", elite_mutation_prob,
+                                          0.0, 1.0)
+        self.explore = number(owner, "explore", explore, 0.0, 1.0)
+        self.omega = number(owner, "omega", omega, 0.0)
+        self.seeding = one_of(owner, "seeding", seeding, SEEDINGS)
+        self.probe_order = one_of(owner, "probe_order", probe_order, PROBE_ORDERS)
+        self.refit = as_bool(owner, "refit", refit)
+        self.confirmed = as_bool(owner, "confirmed", confirmed)
+        self.lead = None if lead is None else whole(owner, "lead", lead, 0)
+        self.refresh = whole(owner, "refresh", refresh, 0)
+        self.handoff = whole(owner, "handoff", handoff, 0)
+        self.handoff_to = one_of(owner, "handoff_to", handoff_to, HANDOFF_TUNERS)
+        self.climb = whole(owner, "climb", climb, 0, self.population_size)
+        self.screen = whole(owner, "screen", screen, 0)
 
     # -- Searcher protocol -------------------------------------------------------------
     def start(self, context: SearchContext) -> None:

@@ -10,7 +10,7 @@ from history.ranking import RankedHistory
 from orchestrator import confirm
 from orchestrator.components import SearchContext
 from orchestrator.errors import OrchestratorError
-from orchestrator.options import coerce_options, within
+from orchestrator.options import coerce_options, number
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config
 from plugins.gga.searcher import GuidedGA
@@ -43,8 +43,7 @@ class AutoSearch:
         for name, opts in (("gga", gga), ("tl", tl)):
             if opts is not None and not isinstance(opts, dict):
                 raise OrchestratorError(f"auto: option {name} takes a JSON object, got {opts!r}")
-        within("auto", "threshold", float(threshold), 0.0, 1.0)
-        self.threshold = float(threshold)
+        self.threshold = number("auto", "threshold", threshold, 0.0, 1.0)
         # Checked now, as every option is, rather than once the history has been scored.
         self.gga_options = coerce_options("auto: gga", GuidedGA, gga or {})
         self.tl_options = coerce_options("auto: tl", TransferSearcher, tl or {})

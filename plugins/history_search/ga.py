@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from orchestrator.components import SearchContext
-from orchestrator.errors import OrchestratorError
+from orchestrator.options import number, whole
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config
 
@@ -35,14 +35,9 @@ class GeneticSearch:
     """
 
     def __init__(self, population: int = 100, elite: int = 3, mutation_prob: float = 0.1) -> None:
-        if int(population) < 2 or not 0 <= int(elite) < int(population):
-            raise OrchestratorError(f"ga: need population >= 2 and 0 <= elite < population, "
-                                    f"got {population} and {elite}")
-        if not 0.0 <= float(mutation_prob) <= 1.0:
-            raise OrchestratorError(f"ga: mutation_prob must be within [0, 1], got {mutation_prob}")
-        self.population_size = int(population)
-        self.elite = int(elite)
-        self.mutation_prob = float(mutation_prob)
+        self.population_size = whole("ga", "population", population, 2)
+        self.elite = whole("ga", "elite", elite, 0, self.population_size - 1)
+        self.mutation_prob = number("ga", "mutation_prob", mutation_prob, 0.0, 1.0)
 
     def start(self, context: SearchContext) -> None:
         """Seed the GA and make the first generation (random samples of the space)."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from orchestrator.options import at_least
+from orchestrator.options import whole
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config, Space
 from plugins.tl.features import FeatureEncoder
@@ -117,9 +117,9 @@ class XGBCostModel:
     """
 
     def __init__(self, rounds: int = 100, max_depth: int = 3, seed: int = 0) -> None:
-        at_least("xgb", "rounds", int(rounds), 1)
-        at_least("xgb", "max_depth", int(max_depth), 1)
-        self.model = RankModel(BoosterParams(rounds=int(rounds), max_depth=int(max_depth)), seed)
+        self.model = RankModel(BoosterParams(rounds=whole("xgb", "rounds", rounds, 1),
+                                             max_depth=whole("xgb", "max_depth", max_depth, 1)),
+                               seed)
         self._encoder: FeatureEncoder | None = None
 
     def _encoder_for(self, space: Space) -> FeatureEncoder:

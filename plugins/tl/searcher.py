@@ -12,8 +12,9 @@ import numpy as np
 
 from history.similarity import history_results
 from orchestrator.components import SearchContext
-from orchestrator.errors import OrchestratorError
-from orchestrator.options import as_bool, at_least, coerce_options, describe_options, within
+from orchestrator.errors import OptionError
+from orchestrator.options import (as_bool, coerce_options, describe_options, number, one_of,
+                                  whole)
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config
 from plugins.tl.features import FeatureEncoder, IndexEncoder
@@ -39,21 +40,15 @@ class ModelSearcher:
                  rounds: int = 100, max_depth: int = 3, sa_chains: int = 128,
                  sa_iters: int = 500, sa_early_stop: int = 50, pool_size: int = 2048) -> None:
         owner = "tl" if self.uses_history else "xgb"
-        if optimizer not in OPTIMIZERS:
-            raise OrchestratorError(f"{owner}: optimizer must be one of {', '.join(OPTIMIZERS)}, "
-                                    f"got {optimizer!r}")
-        within(owner, "epsilon", float(epsilon), 0.0, 1.0)
-        for name, value in (("plan_size", plan_size), ("rounds", rounds),
-                            ("max_depth", max_depth), ("sa_chains", sa_chains),
-                            ("sa_iters", sa_iters), ("sa_early_stop", sa_early_stop),
-                            ("pool_size", pool_size)):
-            at_least(owner, name, int(value), 1)
-        self.plan_size = int(plan_size)
-        self.optimizer = optimizer
-        self.epsilon = float(epsilon)
-        self.booster = BoosterParams(rounds=int(rounds), max_depth=int(max_depth))
-        self.anneal_params = AnnealParams(int(sa_chains), int(sa_iters), int(sa_early_stop))
-        self.pool_size = int(pool_size)
+        self.plan_size = whole(owner, "plan_size", plan_size, 1)
+        self.optimizer = one_of(owner, "optimizer", optimizer, OPTIMIZERS)
+        self.epsilon = number(owner, "epsilon", epsilon, 0.0, 1.0)
+        self.booster = BoosterParams(rounds=whole(owner, "rounds", rounds, 1),
+                                     max_depth=whole(owner, "max_depth", max_depth, 1))
+        self.anneal_params = AnnealParams(whole(owner, "sa_chains", sa_chains, 1),
+                                          whole(owner, "sa_iters", sa_iters, 1),
+                                          whole(owner, "sa_early_stop", sa_early_stop, 1))
+        self.pool_size = whole(owner, "pool_size", pool_size, 1)
 
     # -- Searcher protocol -------------------------------------------------------------
     def start(self, context: SearchContext) -> None:
@@ -188,16 +183,14 @@ class TransferSearcher(ModelSearcher):
                  importance_decay: float = 0.3, references: int = 64, **options: Any) -> None:
         own = [name for name, _, _ in describe_options(TransferSearcher)[0]]
         super().__init__(**coerce_options("searcher 'tl'", ModelSearcher, options, also=own))
-        if not 0.0 < float(keep) <= 1.0:
-            raise OrchestratorError(f"tl: keep must be within (0, 1], got {keep}")
+        self.keep = number("tl", "keep", keep, 0.0, 1.0)
+        if self.keep == 0.0:  # a share of nothing would train on no history at all
+            raise OptionError(f"tl: option keep must be within (0, 1], got {keep!r}")
         self.filter = as_bool("tl", "filter", filter)
-        at_least("tl", "min_keep", int(min_keep), 0)
-        within("tl", "importance_decay", float(importance_decay), 0.0, 1.0)
-        at_least("tl", "references", int(references), 1)
-        self.keep = float(keep)
-        self.min_keep = int(min_keep)
-        self.importance = FeatureImportance(float(importance_decay))
-        self.references = int(references)
+        self.min_keep = whole("tl", "min_keep", min_keep, 0)
+        self.importance = FeatureImportance(number("tl", "importance_decay", importance_decay,
+                                                   0.0, 1.0))
+        self.references = whole("tl", "references", references, 1)
 
     def _prepare_history(self, context: SearchContext) -> None:
         records = (history_results(context.history, self.task.op, context.target, exclude=self.task)

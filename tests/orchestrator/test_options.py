@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.errors import OptionError, OrchestratorError
-from orchestrator.options import as_bool, at_least, coerce_options, within
+from orchestrator.options import as_bool, at_least, coerce_options, number, one_of, whole, within
 
 
 @pytest.mark.parametrize("value,expected", [
@@ -77,3 +77,20 @@ def test_ranges():
         at_least("p", "n", 0, 1)
     with pytest.raises(OptionError, match=r"must be within \[0.0, 1.0\], got nan"):
         within("p", "t", float("nan"), 0.0, 1.0)
+
+
+def test_whole_number_and_one_of_convert_command_line_text_and_check_the_range():
+    assert whole("p", "n", "3", 0) == 3 and whole("p", "n", 4.0, 0, 4) == 4
+    assert number("p", "x", "0.25", 0.0, 1.0) == 0.25 and number("p", "x", 2, 0.0) == 2.0
+    assert one_of("p", "c", "b", ("a", "b")) == "b"
+    for call, message in [
+            (lambda: whole("p", "n", -1, 0), r"^p: option n must be >= 0, got -1$"),
+            (lambda: whole("p", "n", 5, 0, 4), r"^p: option n must be within \[0, 4\], got 5$"),
+            (lambda: whole("p", "n", True, 0), r"^p: option n takes a whole number, got True$"),
+            (lambda: whole("p", "n", 1.5, 0), "takes a whole number, got 1.5"),
+            (lambda: number("p", "x", "fast", 0.0), "^p: option x takes a number, got 'fast'$"),
+            (lambda: number("p", "x", float("nan"), 0.0, 1.0), "must be within"),
+            (lambda: one_of("p", "c", "z", ("a", "b")), "^p: option c must be one of a, b, got 'z'$"),
+            (lambda: one_of("p", "c", None, ("a", "b")), "must be one of a, b, got None$")]:
+        with pytest.raises(OptionError, match=message):
+            call()

@@ -9,7 +9,7 @@ import pytest
 
 from history.similarity import candidate_configs, interleave_tasks, kin_first, rank_history
 from orchestrator.components import SearchContext
-from orchestrator.errors import OrchestratorError
+from orchestrator.errors import OptionError
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import ChoiceKnob, Config, SplitKnob, divisors
 from orchestrator.task import Task
@@ -99,9 +99,10 @@ def test_refit_keeps_the_new_factor_and_refits_the_others_around_it():
 
 
 def test_refit_option_must_be_a_boolean():
-    with pytest.raises(OrchestratorError, match="refit must be true or false"):
-        GuidedGA(refit="yes")
+    with pytest.raises(OptionError, match="^gga: option refit must be true or false, got 'maybe'$"):
+        GuidedGA(refit="maybe")
     assert GuidedGA(refit=True).refit is True
+    assert GuidedGA(refit="yes").refit is True  # as from the command line
 
 
 def test_next_population_is_drawn_by_performance_and_keeps_the_best():
@@ -191,12 +192,13 @@ def test_seeding_by_kin_takes_the_candidates_of_tasks_of_the_same_kernel_and_str
 
 
 def test_unknown_seeding_is_a_one_line_error():
-    with pytest.raises(OrchestratorError, match="seeding must be one of metric, tasks, kin"):
+    with pytest.raises(OptionError, match="^gga: option seeding must be one of metric, tasks, kin, "
+                                          "got 'random'$"):
         GuidedGA(seeding="random")
 
 
 def test_probe_must_leave_room_for_a_history_candidate():
-    with pytest.raises(OrchestratorError, match="probe"):
+    with pytest.raises(OptionError, match=r"^gga: option probe must be within \[0, 7\], got 8$"):
         GuidedGA(population=8, probe=8)
 
 
@@ -238,7 +240,7 @@ def test_the_first_batch_is_a_lead_of_the_best_candidates_in_the_same_order():
 
 
 def test_negative_lead_is_a_one_line_error():
-    with pytest.raises(OrchestratorError, match="lead must be >= 0"):
+    with pytest.raises(OptionError, match="^gga: option lead must be >= 0, got -1$"):
         GuidedGA(lead=-1)
 
 
@@ -388,7 +390,7 @@ def test_handoff_to_xgb_hands_the_search_to_a_tuner_fitted_on_gga_results_only()
     assert s.handed.fits == 2 and s.handed.model.fitted
     assert len(s.handed.own) == 64 and not {c.key for c in after} & {c.key for c in gga_made}
     for bad in ("xgboost", "", None):
-        with pytest.raises(OrchestratorError, match="handoff_to must be one of tl, xgb"):
+        with pytest.raises(OptionError, match="option handoff_to must be one of tl, xgb"):
             GuidedGA(handoff_to=bad)
 
 
@@ -399,22 +401,23 @@ def test_handoff_is_off_by_default_and_must_be_a_whole_number():
     for _ in range(4):
         _drain(s, 16, _WorseAfter(16))
     assert s.handed is None  # off: a stalled search stays gga's
-    for bad in (-1, 1.5, "2", True):
-        with pytest.raises(OrchestratorError, match="handoff must be a whole number"):
+    for bad in (-1, 1.5, "two", True):
+        with pytest.raises(OptionError, match="option handoff (takes a whole number|must be >= 0)"):
             GuidedGA(handoff=bad)
+    assert GuidedGA(handoff="2").handoff == 2
 
 
 def test_refresh_is_off_by_default_and_must_be_a_whole_number():
     assert GuidedGA().refresh == 0
-    for bad in (-1, 1.5, "2", True):
-        with pytest.raises(OrchestratorError, match="refresh must be a whole number"):
+    for bad in (-1, 1.5, "two", True):
+        with pytest.raises(OptionError, match="option refresh (takes a whole number|must be >= 0)"):
             GuidedGA(refresh=bad)
 
 
 def test_screen_is_off_by_default_and_must_be_a_whole_number():
     assert GuidedGA().screen == 0
-    for bad in (-1, 2.5, "4", True):
-        with pytest.raises(OrchestratorError, match="screen must be a whole number"):
+    for bad in (-1, 2.5, "four", True):
+        with pytest.raises(OptionError, match="option screen (takes a whole number|must be >= 0)"):
             GuidedGA(screen=bad)
 
 
@@ -485,8 +488,8 @@ def test_a_confirmed_timing_replaces_the_lucky_first_one_in_ranking():
             assert max(s.perf, key=s.perf.get) != fluke
         else:
             assert max(s.perf, key=s.perf.get) == fluke
-    with pytest.raises(OrchestratorError, match="confirmed must be true or false"):
-        GuidedGA(confirmed="no")
+    with pytest.raises(OptionError, match="option confirmed must be true or false"):
+        GuidedGA(confirmed="maybe")
 
 
 def test_random_mutation_sets_one_knob_to_any_other_of_its_choices():
@@ -507,8 +510,8 @@ def test_random_mutation_sets_one_knob_to_any_other_of_its_choices():
 
 def test_explore_is_off_by_default_and_must_be_a_share():
     assert GuidedGA().explore == 0.0
-    for bad in (-0.1, 1.5, "0.2", True):
-        with pytest.raises(OrchestratorError, match="explore must be within"):
+    for bad in (-0.1, 1.5, "some", True):
+        with pytest.raises(OptionError, match=r"option explore (takes a number|must be within \[0.0, 1.0\])"):
             GuidedGA(explore=bad)
 
 
@@ -550,8 +553,9 @@ def test_climb_makes_one_knob_variants_of_the_best_so_far_in_every_generation():
     assert all(len(names) == 1 for names in changed)  # one knob of the best each
     assert len({names[0] for names in changed}) == 4  # each on another knob
     assert GuidedGA().climb == 0
-    for bad in (-1, 1.5, "2", True, 17):
-        with pytest.raises(OrchestratorError, match="climb must be a whole number"):
+    for bad in (-1, 1.5, "two", True, 17):
+        with pytest.raises(OptionError,
+                           match=r"option climb (takes a whole number|must be within \[0, 16\])"):
             GuidedGA(climb=bad)
 
 
@@ -578,7 +582,7 @@ def test_probe_order_agreed_probes_the_knobs_every_candidate_shares_first():
 
 
 def test_probe_order_is_checked_and_random_keeps_the_first_generation():
-    with pytest.raises(OrchestratorError, match="probe_order must be one of random, agreed"):
+    with pytest.raises(OptionError, match="option probe_order must be one of random, agreed"):
         GuidedGA(probe_order="first")
     history = toy_history([*NEAR, *FAR])
     a, b = GuidedGA(probe=3), GuidedGA(probe=3, probe_order="random")
