@@ -10,7 +10,8 @@ configs (the best of history) already reach 95% of xgb's best, so its seconds to
 are its seconds to its first result, and a mark that xgb reaches within five times that
 is out of reach. Each run tunes a shape no history holds, on a fresh copy of the history
 database, and stops at its first batch (gga: its lead batch of the best history
-candidates; xgb and ga: a batch of 8). Every round runs each shape and searcher with
+candidates, one config per core unless ``lead`` says otherwise; xgb and ga: a batch of
+``--batch-size``, 8 by default). Every round runs each shape and searcher with
 every setting, the order of the settings rotated from round to round. Reported: median
 seconds, and medians of per-pair ratios (same round, shape and searcher) with their
 distribution-free intervals (``scripts/paired.py``).
@@ -106,11 +107,11 @@ class Sample:
 
 
 def first_result(task: Task, searcher: str, setting: str, history: Path, seed: int,
-                 scratch: Path, kept: Any, options: dict[str, Any] | None = None
-                 ) -> tuple[float, int]:
+                 scratch: Path, kept: Any, options: dict[str, Any] | None = None,
+                 batch: int = BATCH) -> tuple[float, int]:
     """(seconds, trials) of ``searcher``'s first batch on ``task`` (with searcher
     ``options``), on a copy of ``history``, with the workers of ``setting`` (``kept``: the
-    measurer kept for that setting)."""
+    measurer kept for that setting), in batches of ``batch``."""
     db = scratch / "history.db"
     shutil.copyfile(history, db)
     plugins = load_plugins()
@@ -118,8 +119,8 @@ def first_result(task: Task, searcher: str, setting: str, history: Path, seed: i
     plugins.pm.register(watch, name="first-result-stopwatch")
     watch.t0 = time.perf_counter()
     try:
-        tune(task, db=str(db), plugins=plugins, searcher=searcher, trials=BATCH,
-             batch_size=BATCH, seed=seed, measurer_options=MEASURER_OPTIONS[setting],
+        tune(task, db=str(db), plugins=plugins, searcher=searcher, trials=batch,
+             batch_size=batch, seed=seed, measurer_options=MEASURER_OPTIONS[setting],
              searcher_options=dict(options or {}),
              shared_measurer=kept if setting == "kept" else None)
     except _FirstBatch:
@@ -131,7 +132,8 @@ def first_result(task: Task, searcher: str, setting: str, history: Path, seed: i
 
 def measure(shapes: dict[str, dict[str, int]], searchers: list[str], rounds: int,
             history: Path, settings: tuple[str, ...] = SETTINGS,
-            variants: dict[str, tuple[str, dict[str, Any]]] | None = None) -> list[Sample]:
+            variants: dict[str, tuple[str, dict[str, Any]]] | None = None,
+            batch: int = BATCH) -> list[Sample]:
     """Every shape, name in ``searchers`` and setting, ``rounds`` times; a name in
     ``variants`` runs its (searcher, options) there, any other name the searcher so named."""
     variants = variants or {}
@@ -149,7 +151,7 @@ def measure(shapes: dict[str, dict[str, int]], searchers: list[str], rounds: int
                         for setting in order:
                             seconds, trials = first_result(task, plugin, setting, history,
                                                            seed=r, scratch=scratch, kept=kept,
-                                                           options=options)
+                                                           options=options, batch=batch)
                             samples.append(Sample(r, name, searcher, setting, seconds, trials))
                             print(f"round {r + 1}/{rounds} {name} {searcher} {setting}: "
                                   f"{seconds:.2f} s ({trials} trials)", flush=True)
@@ -160,7 +162,7 @@ def measure(shapes: dict[str, dict[str, int]], searchers: list[str], rounds: int
 
 
 def report(samples: list[Sample], searchers: list[str], command: str, note: str = "",
-           settings: tuple[str, ...] = SETTINGS) -> str:
+           settings: tuple[str, ...] = SETTINGS, batch: int = BATCH) -> str:
     """The report; each setting in ``settings`` is over the next one (pairs of runs)."""
     seconds = {(s.round, s.shape, s.searcher, s.setting): s.seconds for s in samples}
     runs = sorted({(s.round, s.shape) for s in samples})
@@ -190,8 +192,8 @@ def report(samples: list[Sample], searchers: list[str], command: str, note: str 
     lines += [
         f"Each run tunes one of {len(shapes)} shapes no history holds ({', '.join(shapes)}; "
         "conv2d, see `SHAPES` in the script) on a fresh copy of the history database and "
-        "stops at its first measured batch; seconds run from the `tune()` call (store, space, "
-        "searcher start, workers, builds, timing). Where the local measurer's build and run "
+        f"stops at its first measured batch (batches of {batch}); seconds run from the "
+        "`tune()` call (store, space, searcher start, workers, builds, timing). Where the local measurer's build and run "
         f"workers come from: {'; '.join(WHAT[x] for x in settings)}. "
         f"{rounds} rounds; in each, every shape and searcher with every setting, the order "
         "of the settings rotated from round to round.", "",
@@ -249,8 +251,13 @@ def main(argv: list[str] | None = None) -> int:
                     metavar="NAME=SEARCHER[:KEY=VALUE,...]",
                     help="also time a searcher with options under its own name, e.g. "
                          "gga-lead1=gga:lead=1 (repeatable)")
+    ap.add_argument("--batch-size", type=int, default=BATCH,
+                    help=f"configs measured per batch, every searcher (default {BATCH}; "
+                         "AutoTVM's tuners batch as many as the CPU has cores)")
     ap.add_argument("--out", type=Path, default=Path("docs/results/first-result.md"))
     a = ap.parse_args(argv)
+    if a.batch_size < 1:
+        ap.error(f"--batch-size must be >= 1, got {a.batch_size}")
     settings = tuple(x.strip() for x in a.settings.split(",") if x.strip())
     if len(settings) < 2 or len(set(settings)) < len(settings) or \
             not set(settings) <= set(ALL_SETTINGS):
@@ -284,8 +291,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             if a.db is None or not a.db.exists():
                 ap.error("--db must name an existing history database (or give --smoke)")
-            samples = measure(SHAPES, searchers, a.rounds, a.db, settings, variants)
-            text = report(samples, searchers, command, settings=settings)
+            samples = measure(SHAPES, searchers, a.rounds, a.db, settings, variants,
+                              batch=a.batch_size)
+            text = report(samples, searchers, command, settings=settings, batch=a.batch_size)
     write_report(a.out, text)
     return 0
 

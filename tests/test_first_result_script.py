@@ -42,6 +42,18 @@ def test_smoke_run_measures_real_first_batches(script, tmp_path):
     assert len(seconds) == 6 and all(s > 0 for s in seconds)  # off, on, kept
 
 
+def test_the_batch_size_is_in_the_report_and_must_be_positive(script, tmp_path, capsys):
+    S = script.Sample
+    samples = [S(0, "a", "gga", x, 2.0, 2) for x in ("late", "on")]
+    assert "(batches of 2)" in script.report(samples, ["gga"], "cmd", settings=("late", "on"),
+                                             batch=2)
+    with pytest.raises(SystemExit) as exit_:
+        script.main(["--db", str(tmp_path / "h.db"), "--batch-size", "0"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(
+        "--batch-size must be >= 1, got 0")
+
+
 def test_an_unknown_searcher_is_a_one_line_error(script, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         script.main(["--db", str(tmp_path / "h.db"), "--searchers", "xgb,nope"])
@@ -77,14 +89,16 @@ def test_bad_settings_are_a_one_line_error(script, tmp_path, capsys, settings):
 def test_a_variant_runs_its_searcher_with_its_options_under_its_name(script, monkeypatch):
     calls = []
 
-    def fake_first_result(task, searcher, setting, history, seed, scratch, kept, options=None):
-        calls.append((searcher, options))
+    def fake_first_result(task, searcher, setting, history, seed, scratch, kept, options=None,
+                          batch=0):
+        calls.append((searcher, options, batch))
         return 1.0, 1
 
     monkeypatch.setattr(script, "first_result", fake_first_result)
     samples = script.measure({"a": script.SMOKE_SHAPE}, ["gga", "gga-lead1"], 1, None,
-                             ("on", "off"), {"gga-lead1": ("gga", {"lead": 1})})
-    assert calls == [("gga", {}), ("gga", {}), ("gga", {"lead": 1}), ("gga", {"lead": 1})]
+                             ("on", "off"), {"gga-lead1": ("gga", {"lead": 1})}, batch=2)
+    assert calls == [("gga", {}, 2), ("gga", {}, 2), ("gga", {"lead": 1}, 2),
+                     ("gga", {"lead": 1}, 2)]
     assert [s.searcher for s in samples] == ["gga", "gga", "gga-lead1", "gga-lead1"]
 
 
