@@ -129,10 +129,13 @@ def at_least(owner: str, name: str, value: float, low: float) -> None:
         raise OptionError(f"{owner}: option {name} must be >= {low}, got {value}")
 
 
-def within(owner: str, name: str, value: float, low: float, high: float) -> None:
-    """A one-line :class:`OptionError` unless ``low <= value <= high`` (NaN fails)."""
-    if not low <= value <= high:
-        raise OptionError(f"{owner}: option {name} must be within [{low}, {high}], got {value}")
+def within(owner: str, name: str, value: float, low: float, high: float, *,
+           low_open: bool = False) -> None:
+    """A one-line :class:`OptionError` unless ``low <= value <= high`` (``low < value``
+    with ``low_open``; NaN fails)."""
+    if not (low < value if low_open else low <= value) or not value <= high:
+        raise OptionError(f"{owner}: option {name} must be within "
+                          f"{'(' if low_open else '['}{low}, {high}], got {value}")
 
 
 def whole(owner: str, name: str, value: Any, low: int, high: int | None = None) -> int:
@@ -142,18 +145,20 @@ def whole(owner: str, name: str, value: Any, low: int, high: int | None = None) 
     return _bounded(owner, name, _convert(owner, name, "int", value), low, high)
 
 
-def number(owner: str, name: str, value: Any, low: float,
-           high: float | None = None) -> float:
-    """``value`` as a float of at least ``low`` (and at most ``high``); text converts, a
-    bool or anything else is a one-line :class:`OptionError`."""
-    return _bounded(owner, name, _convert(owner, name, "float", value), low, high)
+def number(owner: str, name: str, value: Any, low: float, high: float | None = None, *,
+           low_open: bool = False) -> float:
+    """``value`` as a float of at least ``low`` (above it with ``low_open``, which needs
+    ``high``) and at most ``high``; text converts, a bool or anything else is a one-line
+    :class:`OptionError`."""
+    return _bounded(owner, name, _convert(owner, name, "float", value), low, high, low_open)
 
 
-def _bounded(owner: str, name: str, value: Any, low: float, high: float | None) -> Any:
+def _bounded(owner: str, name: str, value: Any, low: float, high: float | None,
+             low_open: bool = False) -> Any:
     if high is None:
         at_least(owner, name, value, low)
     else:
-        within(owner, name, value, low, high)
+        within(owner, name, value, low, high, low_open=low_open)
     return value
 
 

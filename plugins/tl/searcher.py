@@ -12,7 +12,6 @@ import numpy as np
 
 from history.similarity import history_results
 from orchestrator.components import SearchContext
-from orchestrator.errors import OptionError
 from orchestrator.options import (as_bool, coerce_options, describe_options, number, one_of,
                                   whole)
 from orchestrator.result import MeasureResult
@@ -183,9 +182,7 @@ class TransferSearcher(ModelSearcher):
                  importance_decay: float = 0.3, references: int = 64, **options: Any) -> None:
         own = [name for name, _, _ in describe_options(TransferSearcher)[0]]
         super().__init__(**coerce_options("searcher 'tl'", ModelSearcher, options, also=own))
-        self.keep = number("tl", "keep", keep, 0.0, 1.0)
-        if self.keep == 0.0:  # a share of nothing would train on no history at all
-            raise OptionError(f"tl: option keep must be within (0, 1], got {keep!r}")
+        self.keep = number("tl", "keep", keep, 0.0, 1.0, low_open=True)
         self.filter = as_bool("tl", "filter", filter)
         self.min_keep = whole("tl", "min_keep", min_keep, 0)
         self.importance = FeatureImportance(number("tl", "importance_decay", importance_decay,

@@ -90,6 +90,8 @@ def test_whole_number_and_one_of_convert_command_line_text_and_check_the_range()
             (lambda: whole("p", "n", 1.5, 0), "takes a whole number, got 1.5"),
             (lambda: number("p", "x", "fast", 0.0), "^p: option x takes a number, got 'fast'$"),
             (lambda: number("p", "x", float("nan"), 0.0, 1.0), "must be within"),
+            (lambda: number("p", "x", 0, 0.0, 1.0, low_open=True),
+             r"^p: option x must be within \(0.0, 1.0\], got 0.0$"),
             (lambda: one_of("p", "c", "z", ("a", "b")), "^p: option c must be one of a, b, got 'z'$"),
             (lambda: one_of("p", "c", None, ("a", "b")), "must be one of a, b, got None$")]:
         with pytest.raises(OptionError, match=message):

@@ -103,6 +103,17 @@ def test_auto_passes_text_options_on_converted():
     assert s.tl_options == {"filter": False}
 
 
+@pytest.mark.parametrize("options,message", [
+    ({"population": 1}, r"^ga: option population must be >= 2, got 1$"),
+    ({"population": 8, "elite": 8}, r"^ga: option elite must be within \[0, 7\], got 8$"),
+    ({"mutation_prob": "often"}, r"^ga: option mutation_prob takes a number, got 'often'$"),
+])
+def test_ga_options_are_one_line_errors_naming_them(options, message):
+    with pytest.raises(OptionError, match=message):
+        GeneticSearch(**options)
+    assert GeneticSearch(population="8", elite="2").elite == 2  # as from the command line
+
+
 def test_fallback_omega_must_not_be_negative():
     with pytest.raises(OptionError, match="fallback: option omega must be >= 0"):
         FallbackSearch(omega=-1)
