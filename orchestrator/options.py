@@ -140,8 +140,8 @@ def within(owner: str, name: str, value: float, low: float, high: float, *,
 
 def whole(owner: str, name: str, value: Any, low: int, high: int | None = None) -> int:
     """``value`` as a whole number of at least ``low`` (and at most ``high``): an int, an
-    integral float or its text, as from the command line; a one-line :class:`OptionError`
-    for anything else (a bool too)."""
+    integral float, or an int's text as from the command line; a one-line
+    :class:`OptionError` for anything else (a bool, "2.0" as text)."""
     return _bounded(owner, name, _convert(owner, name, "int", value), low, high)
 
 

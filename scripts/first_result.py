@@ -193,8 +193,8 @@ def report(samples: list[Sample], searchers: list[str], command: str, note: str 
         f"Each run tunes one of {len(shapes)} shapes no history holds ({', '.join(shapes)}; "
         "conv2d, see `SHAPES` in the script) on a fresh copy of the history database and "
         f"stops at its first measured batch (batches of {batch}); seconds run from the "
-        "`tune()` call (store, space, searcher start, workers, builds, timing). Where the local measurer's build and run "
-        f"workers come from: {'; '.join(WHAT[x] for x in settings)}. "
+        "`tune()` call (store, space, searcher start, workers, builds, timing). Where the "
+        f"local measurer's build and run workers come from: {'; '.join(WHAT[x] for x in settings)}. "
         f"{rounds} rounds; in each, every shape and searcher with every setting, the order "
         "of the settings rotated from round to round.", "",
         "| searcher | first batch (trials) | "
