@@ -329,6 +329,24 @@ def iter_candidates(scored: Iterable[ScoredRecord], space: Space,
             yield cfg, rec
 
 
+def task_leaders(scored: Iterable[ScoredRecord], space: Space, limit: int,
+                 skip: Iterable[str] = (), read: int = 4096
+                 ) -> list[tuple[Config, ScoredRecord]]:
+    """The first candidate (:func:`iter_candidates`) of each of the first ``limit`` source
+    tasks of ``scored``, in ``scored`` order, looking at no more than ``read`` records
+    (a lazy ranking reads only as far as the last leader, or ``read``)."""
+    out: list[tuple[Config, ScoredRecord]] = []
+    tasks: set[str] = set()
+    for cfg, rec in iter_candidates(itertools.islice(scored, read), space, skip):
+        if rec.task.key in tasks:
+            continue
+        tasks.add(rec.task.key)
+        out.append((cfg, rec))
+        if len(out) >= limit:
+            break
+    return out
+
+
 def candidate_configs(scored: Iterable[ScoredRecord], space: Space, limit: int,
                       skip: Iterable[str] = ()) -> list[tuple[Config, ScoredRecord]]:
     """The first ``limit`` of :func:`iter_candidates`."""

@@ -114,6 +114,31 @@ def _timings(path: Path, configs: Sequence[Config], rounds: int
     return {c.key: got[c.key][:rounds] for c in configs}, str(kept.get("measured_at", ""))
 
 
+def timed_side_by_side(exp: rg.Experiment, space: Space, configs: Sequence[Config],
+                       rounds: int, what: str) -> tuple[dict[str, list[float | None]], str]:
+    """The latencies of ``configs`` on ``space``'s task, ``rounds`` rounds side by side
+    (None where a timing failed), and when they were finished: read from
+    ``OUT/data/<task>.json`` when it covers them, else measured (the log names them as
+    ``what``) and kept there."""
+    task = space.task
+    path = exp.out / "data" / f"{task.name or task.key_hash}.json"
+    kept = _timings(path, configs, rounds)
+    if kept is not None:
+        return kept
+    exp.log(f"{task.name}: {what}, {rounds} rounds side by side")
+    measurer = exp.plugins.create("measurer", exp.measurer, **exp.measurer_options)
+    try:
+        got = measure_interleaved(measurer, space, exp.target, configs, rounds)
+    finally:
+        measurer.close()
+    lat = {k: [r.latency if r.ok else None for r in rs] for k, rs in got.items()}
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"task": task.to_dict(), "rounds": rounds, "measured_at": when,
+                                "latencies": lat}, indent=1))
+    return lat, when
+
+
 def measure_layer(exp: rg.Experiment, task: Task, rounds: int) -> LayerSources | None:
     """Time ``task``'s own best and every source's candidate side by side (or read the
     timings kept from an earlier run); None when the database has no own best."""
@@ -129,23 +154,8 @@ def measure_layer(exp: rg.Experiment, task: Task, rounds: int) -> LayerSources |
         exp.log(f"{task.name}: no successful measurement of its own in {exp.db}; skipped")
         return None
     configs = [own.config, *(s.config for s in found)]
-    path = exp.out / "data" / f"{task.name or task.key_hash}.json"
-    kept = _timings(path, configs, rounds)
-    if kept is not None:
-        lat, when = kept
-    else:
-        exp.log(f"{task.name}: its best and {len(found)} sources' candidates, {rounds} rounds "
-                "side by side")
-        measurer = exp.plugins.create("measurer", exp.measurer, **exp.measurer_options)
-        try:
-            got = measure_interleaved(measurer, space, exp.target, configs, rounds)
-        finally:
-            measurer.close()
-        lat = {k: [r.latency if r.ok else None for r in rs] for k, rs in got.items()}
-        when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"task": task.to_dict(), "rounds": rounds, "measured_at": when,
-                                    "latencies": lat}, indent=1))
+    lat, when = timed_side_by_side(exp, space, configs, rounds,
+                                   f"its best and {len(found)} sources' candidates")
     ref = lat[own.config.key]
     ratios: dict[str, PairedRatio] = {}
     gflops: dict[str, float] = {}

@@ -18,6 +18,7 @@ from history.similarity import (
     kin_first,
     rank_history,
     repair,
+    task_leaders,
 )
 from orchestrator.components import SearchContext
 from orchestrator.options import as_bool, number, one_of, whole
@@ -41,6 +42,7 @@ log = logging.getLogger(__name__)
 _ATTEMPTS_PER_CHILD = 30
 _MAX_SAMPLE_MISSES = 500
 SEEDINGS = ("metric", "tasks", "kin")
+LEAD_SEEDINGS = ("metric", "tasks")
 PROBE_ORDERS = ("random", "agreed")
 HANDOFF_TUNERS = ("tl", "xgb")
 
@@ -137,7 +139,7 @@ class GuidedGA:
                  refit: bool = False, lead: int | None = None, refresh: int = 0,
                  screen: int = 0, confirmed: bool = True, explore: float = 0.0,
                  handoff: int = 0, climb: int = 0, handoff_to: str = "tl",
-                 probe_order: str = "random") -> None:
+                 probe_order: str = "random", lead_seeding: str = "metric") -> None:
         owner = "gga"
         self.population_size = whole(owner, "population", population, 2)
         self.elite = whole(owner, "elite", elite, 1)
@@ -150,6 +152,7 @@ class GuidedGA:
         self.omega = number(owner, "omega", omega, 0.0)
         self.seeding = one_of(owner, "seeding", seeding, SEEDINGS)
         self.probe_order = one_of(owner, "probe_order", probe_order, PROBE_ORDERS)
+        self.lead_seeding = one_of(owner, "lead_seeding", lead_seeding, LEAD_SEEDINGS)
         self.refit = as_bool(owner, "refit", refit)
         self.confirmed = as_bool(owner, "confirmed", confirmed)
         self.lead = None if lead is None else whole(owner, "lead", lead, 0)
@@ -206,6 +209,9 @@ class GuidedGA:
         cands = [c for c, _ in candidate_configs(scored, self.space, n_cands, skip=self.seen)]
         if self._screen is not None:
             cands = cands[:1] + self._screen.best(cands[1:], want - n_probe - 1)
+        lead = max(1, context.target.cores) if self.lead is None else self.lead
+        if self.lead_seeding == "tasks" and lead > 1 and len(cands) > 1:
+            cands = self._spread_lead(scored, cands, lead)
         self.from_history = len(cands)
         if want and not cands:
             log.info("gga: no usable history of other tasks for %s; the first generation "
@@ -220,8 +226,16 @@ class GuidedGA:
         first += self._fill(want - len(first), [self.configs[k] for k in known] + cands)
         self.generation: list[str] = known + [c.key for c in first]
         self.pending: list[Config] = first
-        lead = max(1, context.target.cores) if self.lead is None else self.lead
         self._lead = min(lead, len(first))
+
+    def _spread_lead(self, scored: Iterable[ScoredRecord], cands: list[Config],
+                     lead: int) -> list[Config]:
+        """``cands`` with the lead batch's configs taken one from each earlier task (the
+        best candidate of each, tasks by their best metric); the rest follow in their
+        order, the list as long as before."""
+        leaders = [c for c, _ in task_leaders(scored, self.space, lead, skip=self.seen)]
+        taken = {c.key for c in leaders}
+        return (leaders + [c for c in cands if c.key not in taken])[:len(cands)]
 
     def propose(self, n: int) -> list[Config]:
         """The next ``n`` configs of the current generation (breeding a new one when it is

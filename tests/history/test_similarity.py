@@ -25,6 +25,7 @@ from history.similarity import (
     rank_history,
     repair,
     split_extents,
+    task_leaders,
     utilization,
 )
 from history.store import HistoryStore
@@ -151,6 +152,22 @@ def test_interleave_tasks_takes_each_tasks_records_in_turn_keeping_their_order()
         own = [r for r in mixed if r.task == task]
         assert own == [r for r in ranked if r.task == task]
     assert interleave_tasks([]) == []
+
+
+def test_task_leaders_take_the_first_candidate_of_each_task_in_ranking_order():
+    space = toy_space()
+    ranked = rank_history(toy_history([*NEAR, *FAR]), space)
+    leaders = task_leaders(ranked, space, 3)
+    order = candidate_configs(ranked, space, len(ranked))
+    assert [rec.task for _, rec in leaders] == list(dict.fromkeys(rec.task for _, rec in order))
+    for cfg, rec in leaders:  # each is its task's first candidate in the ranking
+        assert cfg.key == next(c.key for c, r in order if r.task == rec.task)
+    assert task_leaders(ranked, space, 2) == leaders[:2]
+    skipped = task_leaders(ranked, space, 3, skip={leaders[0][0].key})
+    assert skipped[0][0].key != leaders[0][0].key and len(skipped) == 3
+    # reading only the first record finds one task
+    assert [rec.task for _, rec in task_leaders(ranked, space, 3, read=1)] == [ranked[0].task]
+    assert task_leaders([], space, 3) == []
 
 
 def test_kin_first_puts_tasks_of_the_same_kernel_and_stride_first_keeping_the_order():

@@ -239,6 +239,42 @@ def test_the_first_batch_is_a_lead_of_the_best_candidates_in_the_same_order():
     assert len(s.propose(8)) == TOY_TARGET.cores  # by default, one round of builds
 
 
+def test_lead_seeding_by_tasks_takes_the_lead_batch_one_from_each_task():
+    history = toy_history([*NEAR, *FAR])
+    space = toy_space()
+    ranked = rank_history(history, space, TOY_TARGET)
+    by_metric = [c.key for c, _ in candidate_configs(ranked, space, 8)]
+    leaders = candidate_configs(interleave_tasks(ranked), space, 3)
+    assert len({rec.task for _, rec in leaders}) == 3
+    s = GuidedGA(lead=3, lead_seeding="tasks")
+    s.start(context(history))
+    lead = s.propose(8)
+    assert [c.key for c in lead] == [c.key for c, _ in leaders]  # one from each task
+    assert lead[0].key == by_metric[0]  # the best candidate still comes first
+    rest = [c.key for c in _drain(s, 16 - len(lead))]
+    # the rest of the candidates keep the metric order, as many of them as before
+    cands = [c.key for c in lead] + rest[:5]
+    assert cands == [c.key for c, _ in leaders] + [k for k in by_metric
+                                                     if k not in cands[:3]][:5]
+    assert s.from_history == 8
+    plain = GuidedGA(lead=3)
+    plain.start(context(history))
+    assert [c.key for c in plain.propose(8)] == by_metric[:3]
+
+
+def test_lead_seeding_changes_nothing_without_a_lead_of_two_or_more():
+    history = toy_history([*NEAR, *FAR])
+    orders = {}
+    for seeding in ("metric", "tasks"):
+        s = GuidedGA(lead=1, lead_seeding=seeding)
+        s.start(context(history))
+        orders[seeding] = [c.key for c in _drain(s, 16)]
+    assert orders["metric"] == orders["tasks"]
+    with pytest.raises(OptionError, match="^gga: option lead_seeding must be one of metric, "
+                                          "tasks, got 'kin'$"):
+        GuidedGA(lead_seeding="kin")
+
+
 def test_negative_lead_is_a_one_line_error():
     with pytest.raises(OptionError, match="^gga: option lead must be >= 0, got -1$"):
         GuidedGA(lead=-1)
