@@ -5,14 +5,14 @@ In a run taking turns, gga reaches the 95% mark within its first batch or it doe
 and on a machine where xgb's random first batches often come close to its best, that first
 batch decides whether gga can be several times sooner. This times, for each task, the
 lead batch of every variant given (``gga`` with its defaults, and e.g.
-``gga-lt=gga:lead_seeding=tasks``) beside the task's own best config, in rounds, the order
-reversed every other round. Per round a batch counts at its fastest config; the ratio
-is the median over the rounds of that over the own best's speed, with its interval
-(``paired.py``).
+``gga-metric=gga:lead_seeding=metric``, the paper's order) beside the task's own best
+config, in rounds, the order reversed every other round. Per round a batch counts at its
+fastest config; the ratio is the median over the rounds of that over the own best's
+speed, with its interval (``paired.py``).
 
     python scripts/gga_lead_batch.py --db /work/gga/base500.db \\
         --shapes scripts/unseen_convs3.json --reference /work/gga/unseen3/*/turns/xgb.db \\
-        --variant gga-lt=gga:lead_seeding=tasks --rounds 5 --out docs/results/gga-lead-batch
+        --variant gga-metric=gga:lead_seeding=metric --rounds 5 --out docs/results/gga-lead-batch
 
 Each ResNet-18 layer is left out of ``--db`` (gga reads the other layers' records) and
 compared with its own best there; each ``--shapes`` shape reads every layer and is

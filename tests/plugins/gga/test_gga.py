@@ -226,7 +226,7 @@ def test_the_first_batch_is_a_lead_of_the_best_candidates_in_the_same_order():
     history = toy_history([*NEAR, *FAR])
     orders = {}
     for lead in (0, 1, 3):
-        s = GuidedGA(lead=lead)
+        s = GuidedGA(lead=lead, lead_seeding="metric")
         s.start(context(history))
         first = s.propose(8)
         assert len(first) == (8 if lead == 0 else lead)
@@ -257,9 +257,12 @@ def test_lead_seeding_by_tasks_takes_the_lead_batch_one_from_each_task():
     assert cands == [c.key for c, _ in leaders] + [k for k in by_metric
                                                      if k not in cands[:3]][:5]
     assert s.from_history == 8
-    plain = GuidedGA(lead=3)
+    plain = GuidedGA(lead=3, lead_seeding="metric")  # the paper's order
     plain.start(context(history))
     assert [c.key for c in plain.propose(8)] == by_metric[:3]
+    default = GuidedGA(lead=3)
+    default.start(context(history))
+    assert [c.key for c in default.propose(8)] == [c.key for c in lead]  # tasks by default
 
 
 def test_lead_seeding_changes_nothing_without_a_lead_of_two_or_more():
