@@ -97,16 +97,17 @@ class GuidedGA:
     builds; 0 = no lead batch). The best history candidate is the config ``fallback``
     would apply; proposing it and the next few alone, before the rest of the generation,
     makes their results known as soon as ``fallback``'s would be, instead of after a
-    whole batch. The configs and their order are the same either way. ``lead_seeding``
-    ("tasks": the lead batch is the best candidate of each of the best-scoring earlier
-    tasks, one config a task, the best candidate first, and the rest of the first
-    generation keeps the metric order; "metric": the best candidates by filtering metric,
-    the paper's order). Not in the paper. The match score compares loop extents only, so
-    the records that score highest can all come from a task whose configs suit this one
-    poorly (a 3x3 convolution of stride 2 seeding one of stride 1); a lead batch spread
-    over tasks hedges that before the first result, at the cost of one candidate of the
-    best task per extra task (measured in ``docs/results/gga.md``, "The lead batch
-    spread over tasks"). ``screen`` (0: off;
+    whole batch. Under ``lead_seeding=metric`` the configs and their order are the same
+    whatever the lead; by default the lead also says how many tasks it draws from.
+    ``lead_seeding`` ("tasks": the lead batch is the best candidate of each of the
+    best-scoring earlier tasks, one config a task, the best candidate first, and the rest
+    of the first generation keeps the metric order; "metric": the best candidates by
+    filtering metric, the paper's order). Not in the paper. The match score compares loop
+    extents only, so the records that score highest can all come from a task whose
+    configs suit this one poorly (a 3x3 convolution of stride 2 seeding one of stride 1);
+    a lead batch spread over tasks hedges that before the first result, at the cost of
+    one candidate of the best task per extra task (measured in ``docs/results/gga.md``,
+    "The lead batch spread over tasks"). ``screen`` (0: off;
     K: breed K times the children a generation needs and measure those a rank model
     ranks highest, see ``plugins.gga.screen``; the first generation likewise takes the
     best-metric candidate and the model's best of the next K x (P - probe - 1), and each
