@@ -42,6 +42,7 @@ from history.similarity import iter_candidates  # noqa: E402
 from history.store import HistoryStore  # noqa: E402
 from orchestrator.components import SearchContext  # noqa: E402
 from orchestrator.loop import TuneOptions, build_space  # noqa: E402
+from orchestrator.result import MeasureResult  # noqa: E402
 from orchestrator.space import Config, Space  # noqa: E402
 from orchestrator.task import Task  # noqa: E402
 from paired import PairedRatio, paired_ratio  # noqa: E402
@@ -91,21 +92,18 @@ def sources(history: Any, space: Space, target: Any, configs: Sequence[Config]) 
     return tuple(found.get(c.key, "-") for c in configs)
 
 
-def own_best(task: Task, target: Any, dbs: Sequence[Path]) -> Config | None:
+def own_best(exp: rg.Experiment, task: Task, dbs: Sequence[Path]) -> Config | None:
     """The config of ``task``'s fastest successful record in ``dbs`` (None if none has one)."""
-    best: tuple[float, Config] | None = None
+    best: MeasureResult | None = None
     for db in dbs:
         store = HistoryStore.open(db, create=False)
         try:
-            task_id, target_id = store.find_task(task), store.find_target(target)
-            if task_id is None or target_id is None:
-                continue
-            top = store.best(task_id, target_id, k=1)
-            if top and (best is None or top[0].result.latency < best[0]):
-                best = (top[0].result.latency, top[0].result.config)
+            top = ss.own_best(store, task, exp)
         finally:
             store.close()
-    return None if best is None else best[1]
+        if top is not None and (best is None or top.latency < best.latency):
+            best = top
+    return None if best is None else best.config
 
 
 def fastest_per_round(lat: dict[str, list[float | None]], configs: Sequence[Config],
@@ -122,7 +120,7 @@ def measure_task(exp: rg.Experiment, task: Task, variants: Sequence[tuple[str, d
                  references: Sequence[Path], rounds: int, batch: int) -> TaskLeads | None:
     """Every variant's lead batch on ``task`` and the own best, timed side by side (or
     the timings kept from an earlier run); None without an own best."""
-    own = own_best(task, exp.target, [exp.db, *references])
+    own = own_best(exp, task, [exp.db, *references])
     if own is None:
         exp.log(f"{task.name}: no successful record of its own in {exp.db} or the "
                 "--reference databases; skipped")
@@ -131,12 +129,14 @@ def measure_task(exp: rg.Experiment, task: Task, variants: Sequence[tuple[str, d
                            TuneOptions(space_generator=exp.space_generator))
     store = HistoryStore.open(exp.db, create=False)
     try:
-        leads = []
-        for name, options in variants:
-            configs = lead_batch(exp.plugins, name, options, space, exp.target, store.reader(),
-                                 exp.seed, batch)
-            leads.append(Lead(name, configs, sources(store.reader(), space, exp.target,
-                                                     configs)))
+        batches = [(name, lead_batch(exp.plugins, name, options, space, exp.target,
+                                     store.reader(), exp.seed, batch))
+                   for name, options in variants]
+        every = [c for _, configs in batches for c in configs]
+        source = dict(zip((c.key for c in every),
+                          sources(store.reader(), space, exp.target, every)))
+        leads = [Lead(name, configs, tuple(source[c.key] for c in configs))
+                 for name, configs in batches]
     finally:
         store.close()
     configs = [own, *(c for lead in leads for c in lead.configs)]
@@ -207,7 +207,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     from machine import machine_header
 
     from orchestrator.manager import load_plugins
-    from orchestrator.suite import read_suite
     from orchestrator.target import detect_host
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -247,12 +246,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [n for n in names if n not in by_name]
     if unknown:
         ap.error(f"unknown layer(s) {', '.join(unknown)}; known: {', '.join(by_name)}")
-    shapes: list[Task] = []
-    for f in args.shapes:
-        try:
-            shapes += read_suite(f)
-        except Exception as exc:  # a suite file's error, said in one line
-            ap.error(f"--shapes {f}: {exc}")
+    shapes = [t for f in args.shapes
+              for t in rg.chosen_shapes(ap, argparse.Namespace(shapes=f))]
     references = [Path(p) for group in args.reference for p in group]
     missing = [str(p) for p in references if not p.exists()]
     if missing:

@@ -90,7 +90,8 @@ def sources(ranked: Sequence[ScoredRecord], space: Space) -> list[Source]:
     return list(found.values())
 
 
-def _own_best(store: HistoryStore, task: Task, exp: rg.Experiment) -> MeasureResult | None:
+def own_best(store: HistoryStore, task: Task, exp: rg.Experiment) -> MeasureResult | None:
+    """``task``'s fastest successful record in ``store`` on ``exp.target`` (None if none)."""
     task_id, target_id = store.find_task(task), store.find_target(exp.target)
     if task_id is None or target_id is None:
         return None
@@ -146,7 +147,7 @@ def measure_layer(exp: rg.Experiment, task: Task, rounds: int) -> LayerSources |
                            TuneOptions(space_generator=exp.space_generator))
     store = HistoryStore.open(exp.db, create=False)
     try:
-        own = _own_best(store, task, exp)
+        own = own_best(store, task, exp)
         found = sources(rank_history(store.reader(), space, exp.target), space)
     finally:
         store.close()
