@@ -5,6 +5,8 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import types
+import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -27,18 +29,31 @@ def as_bool(owner: str, name: str, value: Any) -> bool:
     raise OptionError(f"{owner}: option {name} must be true or false, got {value!r}")
 
 
-# Annotations (as text, under ``from __future__ import annotations``) that options are
-# converted to; anything else reaches the component as given.
+# Annotations (as text, under ``from __future__ import annotations``, or as objects) that
+# options are converted to; anything else reaches the component as given.
 _KINDS = {"int": "a whole number", "float": "a number", "bool": "true or false",
           "str": "text", "Path": "text"}
+
+
+def _annotation_parts(annotation: Any) -> set[str]:
+    """The names an annotation unites: ``"int | None"`` as text (under ``from __future__
+    import annotations``), or as objects (``int``, ``int | None``, ``Optional[int]``,
+    ``Union[str, Path]``) from a plugin that evaluates its annotations."""
+    if isinstance(annotation, str):
+        return {part.strip() for part in annotation.split("|")}
+    if annotation is None or annotation is type(None):
+        return {"None"}
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return set().union(*(_annotation_parts(arg) for arg in typing.get_args(annotation)))
+    if isinstance(annotation, type):
+        return {annotation.__name__}
+    return {str(annotation)}  # a generic such as list[int]: no kind of ours
 
 
 def _annotation_kind(annotation: Any) -> tuple[str | None, bool]:
     """The base kind of an annotation (``int``, ``float``, ``bool``, ``str``; None for any
     other) and whether it admits None."""
-    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__",
-                                                                  str(annotation))
-    parts = {part.strip() for part in text.split("|")}
+    parts = _annotation_parts(annotation)
     nullable = "None" in parts
     parts.discard("None")
     if parts and parts <= {"str", "Path"}:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional, Union
 
 import pytest
 
@@ -39,6 +40,24 @@ def test_options_are_converted_to_the_annotated_types():
     assert coerce_options("s", _factory, {"count": 4.0, "limit": "5"}) == {"count": 4, "limit": 5}
     assert coerce_options("s", _factory, {"name": Path("a/b")}) == {"name": Path("a/b")}
 
+
+
+def test_annotations_given_as_objects_convert_too():
+    """A third-party plugin without ``from __future__ import annotations`` has its
+    annotations as objects, ``Optional[int]`` among them."""
+    def plain(count=1, limit=None, names=None, rate=0.5, where=None, items=None):
+        return None
+    plain.__annotations__ = {"count": int, "limit": Optional[int], "names": Union[str, Path],
+                             "rate": float | None, "where": Optional[Path],
+                             "items": list[int]}
+    got = coerce_options("searcher 'p'", plain, {"count": "3", "limit": "4", "names": 5,
+                                                  "rate": "0.25", "where": None,
+                                                  "items": "as given"})
+    assert got == {"count": 3, "limit": 4, "names": "5", "rate": 0.25, "where": None,
+                   "items": "as given"}
+    with pytest.raises(OptionError, match="^searcher 'p': option limit takes a whole number, "
+                                          "got 'many'$"):
+        coerce_options("searcher 'p'", plain, {"limit": "many"})
 
 @pytest.mark.parametrize("options,message", [
     ({"count": "abc"}, "^searcher 'x': option count takes a whole number, got 'abc'$"),
