@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from orchestrator.errors import OptionError
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo
@@ -24,7 +25,7 @@ class ReplayMeasurer:
 
     def __init__(self, db: str | None = None, results: Iterable[MeasureResult] = ()) -> None:
         self.db = db
-        self._given = list(results)
+        self._given = _results(results)
         self._by_task: dict[str, dict[str, MeasureResult]] = {}
         self.calls = 0
 
@@ -64,6 +65,21 @@ class ReplayMeasurer:
 
     def close(self) -> None:
         pass
+
+
+def _results(results: object) -> list[MeasureResult]:
+    """``results`` as a list, or a one-line error: it must be an iterable of
+    :class:`MeasureResult` (given in Python; the command line cannot)."""
+    if isinstance(results, (str, bytes)) or not isinstance(results, Iterable):
+        raise OptionError("measurer 'replay': option results takes MeasureResult objects "
+                          f"(from Python), got {results!r}; from the command line give "
+                          "db=URL instead")
+    given = list(results)
+    wrong = next((r for r in given if not isinstance(r, MeasureResult)), None)
+    if wrong is not None:
+        raise OptionError("measurer 'replay': option results takes MeasureResult objects, "
+                          f"got an item {wrong!r}")
+    return given
 
 
 def _task_is(task_id: int):  # noqa: ANN202 - a SQLAlchemy expression
