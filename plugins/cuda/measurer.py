@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.errors import OrchestratorError
+from orchestrator.errors import OptionError, OrchestratorError
 from orchestrator.gpus import local_gpu_names, spec_for_name
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config, Space
@@ -45,8 +45,8 @@ class CudaMeasurer(LocalMeasurer):
         known = set(inspect.signature(LocalMeasurer).parameters) - {"unknown"}
         unknown = sorted(set(options) - known)
         if unknown:
-            raise OrchestratorError(
-                f"cuda measurer: unknown option(s) {', '.join(unknown)}; known: "
+            raise OptionError(
+                f"measurer {NAME!r}: unknown option(s) {', '.join(unknown)}; known: "
                 f"{', '.join(sorted(known | {'device'}))}")
         options.setdefault("build_timeout", 120.0)
         # GPU kernels take microseconds: 3 repeats of at least 10 ms each spread by 0.06%
@@ -58,7 +58,7 @@ class CudaMeasurer(LocalMeasurer):
         super().__init__(**options)
         # The local measurer's contention guard times a CPU sentinel: it says nothing of a GPU.
         if self.guard > 0:
-            raise OrchestratorError("cuda measurer: the contention guard (guard) watches the "
+            raise OptionError(f"measurer {NAME!r}: the contention guard (guard) watches the "
                                     "CPU and is for the local measurer; leave it out")
         self.device = int(device)
         self._checked: str | None = None  # target key whose GPU was found usable

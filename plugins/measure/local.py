@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.errors import OrchestratorError
+from orchestrator.errors import OptionError
 from orchestrator.options import as_bool
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import Config, Space
@@ -61,32 +61,33 @@ class LocalMeasurer:
                  seed: int = 0, check: bool = True, guard: float = DEFAULT_GUARD,
                  guard_wait: float = 20.0, prestart: bool = True, early_sentinel: bool = True,
                  startup_timeout: float = STARTUP_TIMEOUT, **unknown: Any) -> None:
+        owner = f"measurer {self.name!r}"  # as the registry names it in option errors
         if unknown:
             known = [p for p in inspect.signature(LocalMeasurer).parameters if p != "unknown"]
-            raise OrchestratorError(
-                f"local measurer: unknown option(s) {', '.join(sorted(unknown))}; "
+            raise OptionError(
+                f"{owner}: unknown option(s) {', '.join(sorted(unknown))}; "
                 f"known: {', '.join(known)}")
-        self.build_workers = _number("build_workers", build_workers, int) or cpu_cores()
-        self.build_timeout = _number("build_timeout", build_timeout, float)
-        self.run_timeout = _number("run_timeout", run_timeout, float)
-        self.number = _number("number", number, int)
-        self.repeat = _number("repeat", repeat, int)
-        self.min_repeat_ms = _number("min_repeat_ms", min_repeat_ms, int)
-        self.rtol = _number("rtol", rtol, float)
-        self.atol = _number("atol", atol, float)
-        self.seed = _number("seed", seed, int)
-        self.check = as_bool("local measurer", "check", check)
-        self.prestart = as_bool("local measurer", "prestart", prestart)
-        self.early_sentinel = as_bool("local measurer", "early_sentinel", early_sentinel)
-        self.guard = _number("guard", guard, float)
-        self.guard_wait = _number("guard_wait", guard_wait, float)
+        self.build_workers = _number(owner, "build_workers", build_workers, int) or cpu_cores()
+        self.build_timeout = _number(owner, "build_timeout", build_timeout, float)
+        self.run_timeout = _number(owner, "run_timeout", run_timeout, float)
+        self.number = _number(owner, "number", number, int)
+        self.repeat = _number(owner, "repeat", repeat, int)
+        self.min_repeat_ms = _number(owner, "min_repeat_ms", min_repeat_ms, int)
+        self.rtol = _number(owner, "rtol", rtol, float)
+        self.atol = _number(owner, "atol", atol, float)
+        self.seed = _number(owner, "seed", seed, int)
+        self.check = as_bool(owner, "check", check)
+        self.prestart = as_bool(owner, "prestart", prestart)
+        self.early_sentinel = as_bool(owner, "early_sentinel", early_sentinel)
+        self.guard = _number(owner, "guard", guard, float)
+        self.guard_wait = _number(owner, "guard_wait", guard_wait, float)
         if not self.guard >= 0 or not self.guard_wait >= 0:  # also rejects NaN
-            raise OrchestratorError(
-                f"local measurer: guard and guard_wait must be >= 0 (guard 0 = off), got "
+            raise OptionError(
+                f"{owner}: guard and guard_wait must be >= 0 (guard 0 = off), got "
                 f"guard={guard!r}, guard_wait={guard_wait!r}")
         self.guard_counts = {"retimed": 0, "slowed": 0}
         self._guard_warned = False
-        self.startup_timeout = _number("startup_timeout", startup_timeout, float)
+        self.startup_timeout = _number(owner, "startup_timeout", startup_timeout, float)
         self._root: Path | None = None
         self._remove_root: weakref.finalize | None = None
         self._builders: WorkerPool | None = None
@@ -225,12 +226,12 @@ class LocalMeasurer:
                         "does not wait again for 5 minutes)", slowed, self.guard_wait)
 
 
-def _number(name: str, value: Any, kind: type) -> Any:
+def _number(owner: str, name: str, value: Any, kind: type) -> Any:
     """An option as ``kind`` (int or float); a one-line error for what is not a number."""
     try:
         return kind(value) if value is not None else None
     except (TypeError, ValueError):
-        raise OrchestratorError(f"local measurer: option {name} takes a number, got "
+        raise OptionError(f"{owner}: option {name} takes a number, got "
                                 f"{value!r}") from None
 
 

@@ -45,13 +45,16 @@ def test_gpu_timing_defaults_and_overrides() -> None:
     m = CudaMeasurer(repeat=7, min_repeat_ms=50)
     assert (m.repeat, m.min_repeat_ms) == (7, 50)
     assert m.guard == 0  # the local measurer's guard watches the CPU: off for GPUs
-    with pytest.raises(OrchestratorError, match="contention guard .* leave it out"):
+    with pytest.raises(OrchestratorError,
+                       match="^measurer 'cuda': the contention guard .* leave it out"):
         CudaMeasurer(guard=0.25)
 
 
 def test_unknown_options_are_named() -> None:
-    with pytest.raises(OrchestratorError, match="unknown option.*bogus.*device"):
+    with pytest.raises(OrchestratorError, match="^measurer 'cuda': unknown option.*bogus.*device"):
         CudaMeasurer(bogus=1)
+    with pytest.raises(OrchestratorError, match="^measurer 'cuda': option repeat takes a number"):
+        CudaMeasurer(repeat="often")
 
 
 def test_cpu_targets_are_refused() -> None:

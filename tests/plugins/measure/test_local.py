@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from orchestrator.components import Measurer
-from orchestrator.errors import OrchestratorError
+from orchestrator.errors import OptionError, OrchestratorError
 from orchestrator.registry import ComponentRegistry
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.target import TargetInfo, detect_host
@@ -212,6 +212,13 @@ def test_registered_as_local() -> None:
     assert registry.create("local").prestart is True
     with pytest.raises(OrchestratorError, match="measurer 'local': option prestart must be true or false, got 'later'"):
         registry.create("local", prestart="later")
+    # made in Python, it names itself as the registry does
+    with pytest.raises(OptionError,
+                       match=r"^measurer 'local': unknown option\(s\) repeats; known: "):
+        LocalMeasurer(repeats=3)
+    with pytest.raises(OptionError,
+                       match="^measurer 'local': option guard takes a number, got 'abc'$"):
+        LocalMeasurer(guard="abc")
 
 
 def test_compare_tolerance_and_nan() -> None:
