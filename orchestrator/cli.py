@@ -81,6 +81,7 @@ def tune(
     runoff_rounds: Annotated[int, typer.Option(help="Rounds of the run-off: each times every contender once, in turn")] = 5,
     searcher_opt: Annotated[list[str], typer.Option(help="Searcher option KEY=VALUE")] = [],
     measurer_opt: Annotated[list[str], typer.Option(help="Measurer option KEY=VALUE")] = [],
+    cost_model_opt: Annotated[list[str], typer.Option(help="Option KEY=VALUE of the cost model --cost-model names")] = [],
     target: Annotated[str, typer.Option(help="Target: host (this machine's CPU), cuda (this machine's GPU) or cuda:<gpu> (h100, h200, a100, v100, t4, rtx2080ti)")] = "host",
     verify_top: Annotated[int, typer.Option(help="After tuning with a static measurer, measure the K best on this machine (distinct kernels: configs that compile to the same code count once)")] = 0,
     db: DbOpt = None,
@@ -106,7 +107,8 @@ def tune(
         cost_model=cost_model, trials=trials, seconds=seconds, early_stop=early_stop, seed=seed,
         batch_size=batch_size, confirm=confirm, runoff=runoff, runoff_rounds=runoff_rounds,
         searcher_options=_parse_options(searcher_opt, "--searcher-opt"),
-        measurer_options=_parse_options(measurer_opt, "--measurer-opt"))
+        measurer_options=_parse_options(measurer_opt, "--measurer-opt"),
+        cost_model_options=_parse_options(cost_model_opt, "--cost-model-opt"))
     plugins = load_plugins(extra=[("progress", ProgressBar(enabled=not as_json))])
     check_components(plugins, options)
     store = HistoryStore.open(db)
@@ -322,7 +324,8 @@ def plugins(
 
 def _show_component(loaded: Any, name: str) -> None:
     """Print every component called ``name`` (a searcher and a cost model may share one)
-    with its description and the options ``--searcher-opt`` / ``--measurer-opt`` take."""
+    with its description and the options ``--searcher-opt`` / ``--measurer-opt`` /
+    ``--cost-model-opt`` take."""
     import inspect
 
     from orchestrator.options import describe_options
@@ -333,7 +336,8 @@ def _show_component(loaded: Any, name: str) -> None:
     if not found:
         known = sorted({c.name for kind in KINDS for c in loaded.registries[kind]})
         raise OrchestratorError(f"no component named {name!r}; known: {', '.join(known)}")
-    flags = {"searcher": "--searcher-opt KEY=VALUE", "measurer": "--measurer-opt KEY=VALUE"}
+    flags = {"searcher": "--searcher-opt KEY=VALUE", "measurer": "--measurer-opt KEY=VALUE",
+             "cost_model": f"--cost-model {name} --cost-model-opt KEY=VALUE"}
     for kind, comp in found:
         out.print(f"[bold]{kind.replace('_', ' ')} {comp.name}[/bold] (plugin {comp.plugin})")
         doc = inspect.cleandoc(comp.factory.__doc__ or comp.description or "")

@@ -42,6 +42,7 @@ class TuneOptions:
     runoff_rounds: int = 5
     searcher_options: dict[str, Any] = field(default_factory=dict)
     measurer_options: dict[str, Any] = field(default_factory=dict)
+    cost_model_options: dict[str, Any] = field(default_factory=dict)
 
     def resume_key(self, task: Task, target: TargetInfo, space_generator: str,
                    template_version: int = 1) -> str:
@@ -54,6 +55,8 @@ class TuneOptions:
             "space_generator": space_generator, "pruners": list(self.pruners),
             "cost_model": self.cost_model, "seed": self.seed,
         }
+        if self.cost_model_options:  # absent when none, so that earlier runs still resume
+            key["cost_model_options"] = self.cost_model_options
         if self.confirm:  # absent when off, so that runs made before the option still resume
             key["confirm"] = self.confirm
         if template_version != 1:  # likewise: runs made before templates had versions
@@ -79,6 +82,9 @@ def check_components(plugins: Plugins, options: TuneOptions) -> None:
              *(("pruner", p) for p in options.pruners)]
     if options.cost_model:
         named.append(("cost_model", options.cost_model))
+    elif options.cost_model_options:
+        raise OrchestratorError("--cost-model-opt sets options of the cost model that "
+                                "--cost-model names; give --cost-model too")
     if options.space_generator:
         named.append(("space_generator", options.space_generator))
     for kind, name in named:
@@ -148,7 +154,8 @@ def tune(task: Task, *, target: TargetInfo | None = None, options: TuneOptions |
     store = db if isinstance(db, HistoryStore) else HistoryStore.open(db)
     gen_name, space = build_space(plugins, task, target, options)
     searcher = plugins.create("searcher", options.searcher, **options.searcher_options)
-    cost_model = plugins.create("cost_model", options.cost_model) if options.cost_model else None
+    cost_model = (plugins.create("cost_model", options.cost_model, **options.cost_model_options)
+                  if options.cost_model else None)
     measurer = shared_measurer if shared_measurer is not None else make_measurer(options, plugins)
     try:
         return _Loop(plugins, store, task, target, space, gen_name, options,
@@ -241,7 +248,7 @@ class _Loop:
             store.update_run(run_id, status="running", max_trials=o.trials, max_seconds=o.seconds)
         last_improvement = trials
         started = time.monotonic()
-        stop_reason = "budget"
+        stop_reason = "error"  # what a run that raised keeps: it is marked failed
         status = "failed"
         try:
             while True:
@@ -256,7 +263,10 @@ class _Loop:
                     break
                 proposals = _unique(self.searcher.propose(min(o.batch_size, o.trials - trials)))
                 if not proposals:
-                    stop_reason = "space_exhausted"
+                    # A searcher may be done before the space is (fallback after its one
+                    # config, gga or tl with nothing left to try): say which.
+                    stop_reason = ("space_exhausted" if trials >= self.space.size
+                                   else "searcher_done")
                     break
                 batch = self._evaluate(proposals, known, run_id, task_id, target_id)
                 n_reused = sum(1 for _, was_reused in batch if was_reused)

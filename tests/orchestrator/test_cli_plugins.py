@@ -35,7 +35,7 @@ def test_show_gives_every_kind_of_a_shared_name(tmp_path):
     p = cli("plugins", "--show", "xgb", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert "searcher xgb (plugin tl)" in p.stdout and "cost model xgb (plugin tl)" in p.stdout
-    assert "Set with: Python only: plugins.create('cost_model', 'xgb', **options)" in p.stdout
+    assert "Set with: --cost-model xgb --cost-model-opt KEY=VALUE" in p.stdout
     assert "Set with: --searcher-opt KEY=VALUE" in p.stdout
 
 

@@ -4,7 +4,7 @@ import pytest
 
 from orchestrator.errors import OrchestratorError, UnknownComponentError
 from orchestrator.hookspecs import hookimpl
-from orchestrator.loop import tune
+from orchestrator.loop import TuneOptions, tune
 from orchestrator.manager import load_plugins
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.testing import TOY_TASK, toy_latency
@@ -307,3 +307,81 @@ def test_a_new_template_version_measures_again_and_keeps_the_old_measurements(
     again = run(bumped, db, toy_target, searcher="grid", trials=20, seed=1)
     assert again.measured == 20
     assert not {r.config.key for r in db.results(1, 1, run_id=again.run.run_id)} & set(keys)
+
+
+def test_cost_model_options_reach_the_model_and_start_a_run_of_their_own(toy_plugin, db,
+                                                                          toy_target):
+    made = []
+
+    class Weighted:
+        """A cost model with one option."""
+
+        def __init__(self, weight: float = 1.0) -> None:
+            made.append(weight)
+
+        def fit(self, space, results):
+            pass
+
+        def predict(self, space, configs):
+            return [0.0] * len(configs)
+
+    class Models:
+        @hookimpl
+        def orchestrator_add_cost_models(self, registry):
+            registry.add("weighted", Weighted)
+
+    plugins = load_plugins(extra=[("toy", toy_plugin), ("models", Models())], autoload=False)
+    first = run(plugins, db, toy_target, cost_model="weighted", trials=4)
+    again = run(plugins, db, toy_target, cost_model="weighted",
+                cost_model_options={"weight": "2.5"}, trials=4)
+    assert made == [1.0, 2.5]  # converted from text, as --cost-model-opt gives it
+    assert again.run.run_id != first.run.run_id
+    with pytest.raises(OrchestratorError, match="give --cost-model too"):
+        run(plugins, db, toy_target, cost_model_options={"weight": 2})
+    assert "cost_model_options" not in TuneOptions(cost_model="weighted").resume_key(
+        TOY_TASK, toy_target, "toy")
+
+
+def test_a_searcher_done_before_the_space_is_says_so(toy_plugin, db, toy_target):
+    class Three:
+        @hookimpl
+        def orchestrator_add_searchers(self, registry):
+            class S:
+                def start(self, context):
+                    self.left = list(context.space)[:3]
+
+                def propose(self, n):
+                    out, self.left = self.left[:n], self.left[n:]
+                    return out
+
+                def tell(self, results):
+                    pass
+            registry.add("three", S)
+
+    plugins = load_plugins(extra=[("toy", toy_plugin), ("three", Three())], autoload=False)
+    s = run(plugins, db, toy_target, searcher="three", trials=10, batch_size=2)
+    assert s.trials == 3 and s.stop_reason == "searcher_done"
+    assert db.runs()[0].stop_reason == "searcher_done"
+
+
+def test_a_run_whose_measurer_breaks_is_marked_failed_and_keeps_its_results(toy_plugin, db,
+                                                                           toy_target):
+    class Breaks(_Counting):
+        batches = 0
+
+        def measure(self, space, target, configs):
+            self.batches += 1
+            if self.batches > 2:
+                raise RuntimeError("the board went away")
+            return super().measure(space, target, configs)
+
+    class Plugin:
+        @hookimpl
+        def orchestrator_add_measurers(self, registry):
+            registry.add("breaks", lambda: Breaks(None))
+
+    plugins = load_plugins(extra=[("toy", toy_plugin), ("b", Plugin())], autoload=False)
+    with pytest.raises(RuntimeError, match="went away"):
+        run(plugins, db, toy_target, measurer="breaks", trials=20, batch_size=4)
+    [r] = db.runs()
+    assert (r.status, r.stop_reason, r.measured) == ("failed", "error", 8)
