@@ -347,6 +347,23 @@ def task_leaders(scored: Iterable[ScoredRecord], space: Space, limit: int,
     return out
 
 
+def with_kin_leader(leaders: list[tuple[Config, ScoredRecord]],
+                    scored: Iterable[ScoredRecord], space: Space, task: Task,
+                    skip: Iterable[str] = (), read: int = 4096
+                    ) -> list[tuple[Config, ScoredRecord]]:
+    """``leaders`` (:func:`task_leaders`) with the last one replaced by the first
+    candidate of a task of ``task``'s structure (``kin_first``), unless a leader's task
+    already has it or ``scored``'s first ``read`` records hold no such candidate."""
+    mine = task.structure
+    if not leaders or any(rec.task.structure == mine for _, rec in leaders):
+        return leaders
+    taken = {cfg.key for cfg, _ in leaders[:-1]}
+    kin = (r for r in itertools.islice(scored, read) if r.task.structure == mine)
+    for cfg, rec in iter_candidates(kin, space, [*skip, *taken]):
+        return [*leaders[:-1], (cfg, rec)]
+    return leaders
+
+
 def candidate_configs(scored: Iterable[ScoredRecord], space: Space, limit: int,
                       skip: Iterable[str] = ()) -> list[tuple[Config, ScoredRecord]]:
     """The first ``limit`` of :func:`iter_candidates`."""

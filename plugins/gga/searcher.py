@@ -19,6 +19,7 @@ from history.similarity import (
     rank_history,
     repair,
     task_leaders,
+    with_kin_leader,
 )
 from orchestrator.components import SearchContext
 from orchestrator.options import as_bool, number, one_of, whole
@@ -42,7 +43,7 @@ log = logging.getLogger(__name__)
 _ATTEMPTS_PER_CHILD = 30
 _MAX_SAMPLE_MISSES = 500
 SEEDINGS = ("metric", "tasks", "kin")
-LEAD_SEEDINGS = ("metric", "tasks")
+LEAD_SEEDINGS = ("metric", "tasks", "kin")
 PROBE_ORDERS = ("random", "agreed")
 HANDOFF_TUNERS = ("tl", "xgb")
 
@@ -101,7 +102,10 @@ class GuidedGA:
     whatever the lead; by default the lead also says how many tasks it draws from.
     ``lead_seeding`` ("tasks": the lead batch is the best candidate of each of the
     best-scoring earlier tasks, one config a task, the best candidate first, and the rest
-    of the first generation keeps the metric order; "metric": the best candidates by
+    of the first generation keeps the metric order; "kin": the same, but unless one of
+    those tasks has this task's structure (a convolution's kernel size, stride and
+    dilation: ``history.similarity.kin_first``), the last config of the lead batch is the
+    best candidate of the best-scoring task that has it; "metric": the best candidates by
     filtering metric, the paper's order). Not in the paper. The match score compares loop
     extents only, so the records that score highest can all come from a task whose
     configs suit this one poorly (a 3x3 convolution of stride 2 seeding one of stride 1);
@@ -220,7 +224,7 @@ class GuidedGA:
         if self._screen is not None:
             cands = cands[:1] + self._screen.best(cands[1:], want - n_probe - 1)
         lead = max(1, context.target.cores) if self.lead is None else self.lead
-        if self.lead_seeding == "tasks" and lead > 1 and len(cands) > 1:
+        if self.lead_seeding != "metric" and lead > 1 and len(cands) > 1:
             cands = self._spread_lead(scored, cands, lead)
         self.from_history = len(cands)
         if want and not cands:
@@ -241,9 +245,13 @@ class GuidedGA:
     def _spread_lead(self, scored: Iterable[ScoredRecord], cands: list[Config],
                      lead: int) -> list[Config]:
         """``cands`` with the lead batch's configs taken one from each earlier task (the
-        best candidate of each, tasks by their best metric); the rest follow in their
-        order, the list as long as before."""
-        leaders = [c for c, _ in task_leaders(scored, self.space, lead, skip=self.seen)]
+        best candidate of each, tasks by their best metric; under ``kin`` the last one
+        from the best task of this task's structure unless a leader's task has it); the
+        rest follow in their order, the list as long as before."""
+        found = task_leaders(scored, self.space, lead, skip=self.seen)
+        if self.lead_seeding == "kin":
+            found = with_kin_leader(found, scored, self.space, self.space.task, skip=self.seen)
+        leaders = [c for c, _ in found]
         taken = {c.key for c in leaders}
         return (leaders + [c for c in cands if c.key not in taken])[:len(cands)]
 

@@ -27,6 +27,7 @@ from history.similarity import (
     split_extents,
     task_leaders,
     utilization,
+    with_kin_leader,
 )
 from history.store import HistoryStore
 from orchestrator.result import MeasureResult, MeasureStatus
@@ -183,6 +184,32 @@ def test_kin_first_puts_tasks_of_the_same_kernel_and_stride_first_keeping_the_or
     assert [r.task for r in kin_first(scored, me)] == [tasks[1], tasks[3], tasks[0], tasks[2]]
     assert kin_first(scored, conv(8, 5, 1)) == scored  # no kin: the order is the metric's
     assert dense(8, 8, 8).structure == ()  # dense has no structure: every dense task is kin
+
+
+def test_with_kin_leader_hands_the_last_lead_slot_to_the_best_task_of_the_same_structure():
+    def conv(c: int, r: int, stride: int) -> Task:
+        return Task.create("conv2d", {"N": 1, "C": c, "H": 14, "W": 14, "K": 64, "R": r, "S": r,
+                                      "stride": stride, "pad": r // 2})
+
+    space = toy_space()
+    configs = list(space)[:5]
+    tasks = [conv(32, 3, 2), conv(128, 3, 2), conv(16, 5, 1), conv(64, 3, 1), conv(8, 3, 1)]
+    scored = [ScoredRecord(t, MeasureResult(c, MeasureStatus.OK, (1e-3,)), 10.0 - i, 1.0, 1.0,
+                           10.0 - i) for i, (t, c) in enumerate(zip(tasks, configs))]
+    leaders = task_leaders(scored, space, 2)
+    assert [rec.task for _, rec in leaders] == tasks[:2]
+    me = conv(64, 3, 1)  # no leader's task has its kernel and stride
+    got = with_kin_leader(leaders, scored, space, me)
+    assert [rec.task for _, rec in got] == [tasks[0], tasks[3]]  # the best kin task's leader
+    assert got[1][0].key == configs[3].key
+    # a leader of the same structure already: nothing changes
+    assert with_kin_leader(leaders, scored, space, conv(64, 3, 2)) == leaders
+    # no kin task, or none within what is read, or it was measured: nothing changes
+    assert with_kin_leader(leaders, scored, space, conv(64, 7, 2)) == leaders
+    assert with_kin_leader(leaders, scored, space, me, read=3) == leaders
+    skipped = with_kin_leader(leaders, scored, space, me, skip={configs[3].key})
+    assert [rec.task for _, rec in skipped] == [tasks[0], tasks[4]]
+    assert with_kin_leader([], scored, space, me) == []
 
 
 def test_split_extents_lists_split_knobs_only():

@@ -13,7 +13,7 @@ from orchestrator.errors import OptionError
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import ChoiceKnob, Config, SplitKnob, divisors
 from orchestrator.task import Task
-from orchestrator.testing import SearcherConformance, toy_latency, toy_results, toy_space
+from orchestrator.testing import TOY_TASK, SearcherConformance, toy_latency, toy_results, toy_space
 from orchestrator.testing.conformance import TOY_TARGET
 from orchestrator.testing.replay import ReplayMeasurer
 from plugins.gga.operators import (
@@ -274,8 +274,33 @@ def test_lead_seeding_changes_nothing_without_a_lead_of_two_or_more():
         orders[seeding] = [c.key for c in _drain(s, 16)]
     assert orders["metric"] == orders["tasks"]
     with pytest.raises(OptionError, match="^gga: option lead_seeding must be one of metric, "
-                                          "tasks, got 'kin'$"):
-        GuidedGA(lead_seeding="kin")
+                                          "tasks, kin, got 'spread'$"):
+        GuidedGA(lead_seeding="spread")
+
+
+def test_lead_seeding_kin_hands_the_last_lead_slot_to_a_task_of_the_same_structure(monkeypatch):
+    history = toy_history([*NEAR, *FAR])
+    leads = {}
+    for seeding in ("tasks", "kin"):
+        s = GuidedGA(lead=3, lead_seeding=seeding)
+        s.start(context(history))
+        leads[seeding] = [c.key for c in s.propose(8)]
+    assert leads["kin"] == leads["tasks"]  # dense tasks have no structure: all are kin
+
+    import plugins.gga.searcher as searcher
+    calls = []
+    swap = next(c for c in toy_space() if c.key not in leads["tasks"])
+
+    def last_swapped(leaders, scored, space, task, skip=()):
+        calls.append(([c.key for c, _ in leaders], task))
+        return [*leaders[:-1], (swap, leaders[-1][1])]
+
+    monkeypatch.setattr(searcher, "with_kin_leader", last_swapped)
+    s = GuidedGA(lead=3, lead_seeding="kin")
+    s.start(context(history))
+    assert calls == [(leads["tasks"], TOY_TASK)]
+    assert [c.key for c in s.propose(8)] == [*leads["tasks"][:2], swap.key]
+    assert s.from_history == 8  # the first generation as long as before
 
 
 def test_negative_lead_is_a_one_line_error():
