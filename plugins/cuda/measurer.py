@@ -59,7 +59,7 @@ class CudaMeasurer(LocalMeasurer):
         # The local measurer's contention guard times a CPU sentinel: it says nothing of a GPU.
         if self.guard > 0:
             raise OptionError(f"measurer {NAME!r}: the contention guard (guard) watches the "
-                                    "CPU and is for the local measurer; leave it out")
+                              "CPU and is for the local measurer; leave it out")
         self.device = int(device)
         self._checked: str | None = None  # target key whose GPU was found usable
         self._arch = ""

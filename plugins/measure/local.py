@@ -231,8 +231,7 @@ def _number(owner: str, name: str, value: Any, kind: type) -> Any:
     try:
         return kind(value) if value is not None else None
     except (TypeError, ValueError):
-        raise OptionError(f"{owner}: option {name} takes a number, got "
-                                f"{value!r}") from None
+        raise OptionError(f"{owner}: option {name} takes a number, got {value!r}") from None
 
 
 _BUILD_STATUS = {"invalid_config": MeasureStatus.INVALID_CONFIG,
