@@ -41,6 +41,27 @@ def _parse_options(items: list[str], flag: str) -> dict[str, Any]:
     return opts
 
 
+def _pruner_options(items: list[str], pruners: list[str]) -> dict[str, dict[str, Any]]:
+    """``--pruner-opt NAME:KEY=VALUE`` items by pruner name; ``KEY=VALUE`` alone when
+    exactly one ``--pruner`` is given."""
+    by_pruner: dict[str, dict[str, Any]] = {}
+    for item in items:
+        head, sep, _ = item.partition("=")
+        name, colon, _ = head.partition(":")
+        if colon:
+            option = item[len(name) + 1:]
+        elif len(set(pruners)) == 1:
+            name, option = pruners[0], item
+        else:
+            example = f"{pruners[0] if pruners else 'psa'}:{item}"
+            raise OrchestratorError(f"--pruner-opt {item!r}: say which pruner it is for, "
+                                    f"as NAME:KEY=VALUE, e.g. --pruner-opt {example}")
+        if not name or not sep:
+            raise OrchestratorError(f"--pruner-opt takes NAME:KEY=VALUE, got {item!r}")
+        by_pruner.setdefault(name, {}).update(_parse_options([option], "--pruner-opt"))
+    return by_pruner
+
+
 def _tasks(op: str | None, shape: str | None, suite: Path | None, only: list[str]) -> list:
     from orchestrator.suite import read_suite, select
     from orchestrator.task import Task, parse_shape
@@ -82,6 +103,8 @@ def tune(
     searcher_opt: Annotated[list[str], typer.Option(help="Searcher option KEY=VALUE")] = [],
     measurer_opt: Annotated[list[str], typer.Option(help="Measurer option KEY=VALUE")] = [],
     cost_model_opt: Annotated[list[str], typer.Option(help="Option KEY=VALUE of the cost model --cost-model names")] = [],
+    pruner_opt: Annotated[list[str], typer.Option(help="Option NAME:KEY=VALUE of the pruner NAME (KEY=VALUE alone when one --pruner is given)")] = [],
+    space_opt: Annotated[list[str], typer.Option(help="Option KEY=VALUE of the space generator --space names")] = [],
     target: Annotated[str, typer.Option(help="Target: host (this machine's CPU), cuda (this machine's GPU) or cuda:<gpu> (h100, h200, a100, v100, t4, rtx2080ti)")] = "host",
     verify_top: Annotated[int, typer.Option(help="After tuning with a static measurer, measure the K best on this machine (distinct kernels: configs that compile to the same code count once)")] = 0,
     db: DbOpt = None,
@@ -108,7 +131,9 @@ def tune(
         batch_size=batch_size, confirm=confirm, runoff=runoff, runoff_rounds=runoff_rounds,
         searcher_options=_parse_options(searcher_opt, "--searcher-opt"),
         measurer_options=_parse_options(measurer_opt, "--measurer-opt"),
-        cost_model_options=_parse_options(cost_model_opt, "--cost-model-opt"))
+        cost_model_options=_parse_options(cost_model_opt, "--cost-model-opt"),
+        pruner_options=_pruner_options(pruner_opt, pruner),
+        space_options=_parse_options(space_opt, "--space-opt"))
     plugins = load_plugins(extra=[("progress", ProgressBar(enabled=not as_json))])
     check_components(plugins, options)
     store = HistoryStore.open(db)
@@ -325,7 +350,7 @@ def plugins(
 def _show_component(loaded: Any, name: str) -> None:
     """Print every component called ``name`` (a searcher and a cost model may share one)
     with its description and the options ``--searcher-opt`` / ``--measurer-opt`` /
-    ``--cost-model-opt`` take."""
+    ``--cost-model-opt`` / ``--pruner-opt`` / ``--space-opt`` take."""
     import inspect
 
     from orchestrator.options import describe_options
@@ -337,7 +362,9 @@ def _show_component(loaded: Any, name: str) -> None:
         known = sorted({c.name for kind in KINDS for c in loaded.registries[kind]})
         raise OrchestratorError(f"no component named {name!r}; known: {', '.join(known)}")
     flags = {"searcher": "--searcher-opt KEY=VALUE", "measurer": "--measurer-opt KEY=VALUE",
-             "cost_model": f"--cost-model {name} --cost-model-opt KEY=VALUE"}
+             "cost_model": f"--cost-model {name} --cost-model-opt KEY=VALUE",
+             "pruner": f"--pruner {name} --pruner-opt {name}:KEY=VALUE",
+             "space_generator": f"--space {name} --space-opt KEY=VALUE"}
     for kind, comp in found:
         out.print(f"[bold]{kind.replace('_', ' ')} {comp.name}[/bold] (plugin {comp.plugin})")
         doc = inspect.cleandoc(comp.factory.__doc__ or comp.description or "")

@@ -13,6 +13,7 @@ from orchestrator.confirm import confirmed, confirmed_best, split_retimings, tel
 from orchestrator.errors import OrchestratorError, UnknownComponentError
 from orchestrator.jsonkey import canonical_json
 from orchestrator.manager import Plugins, load_plugins
+from orchestrator.options import coerce_options
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.run_info import RunInfo, TuneSummary
 from orchestrator.space import Config, Space
@@ -43,6 +44,9 @@ class TuneOptions:
     searcher_options: dict[str, Any] = field(default_factory=dict)
     measurer_options: dict[str, Any] = field(default_factory=dict)
     cost_model_options: dict[str, Any] = field(default_factory=dict)
+    # Options of each pruner, by the pruner's name (each must be in ``pruners``).
+    pruner_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    space_options: dict[str, Any] = field(default_factory=dict)  # of ``space_generator``
 
     def resume_key(self, task: Task, target: TargetInfo, space_generator: str,
                    template_version: int = 1) -> str:
@@ -55,8 +59,10 @@ class TuneOptions:
             "space_generator": space_generator, "pruners": list(self.pruners),
             "cost_model": self.cost_model, "seed": self.seed,
         }
-        if self.cost_model_options:  # absent when none, so that earlier runs still resume
-            key["cost_model_options"] = self.cost_model_options
+        # Each set of options is absent when empty, so that runs made before it still resume.
+        for name in ("cost_model_options", "pruner_options", "space_options"):
+            if getattr(self, name):
+                key[name] = getattr(self, name)
         if self.confirm:  # absent when off, so that runs made before the option still resume
             key["confirm"] = self.confirm
         if template_version != 1:  # likewise: runs made before templates had versions
@@ -87,15 +93,33 @@ def check_components(plugins: Plugins, options: TuneOptions) -> None:
                                 "--cost-model names; give --cost-model too")
     if options.space_generator:
         named.append(("space_generator", options.space_generator))
+    elif options.space_options:
+        raise OrchestratorError("--space-opt sets options of the space generator that "
+                                "--space names; give --space too")
+    stray = sorted(set(options.pruner_options) - set(options.pruners))
+    if stray:
+        raise OrchestratorError(f"--pruner-opt names pruner {stray[0]!r}, which is not among "
+                                f"--pruner ({', '.join(options.pruners) or 'none given'}); "
+                                f"add --pruner {stray[0]}")
     for kind, name in named:
         plugins.registry(kind).get(name)
+    # Options of components made per task are checked now: a typo fails before any build.
+    checks = [("pruner", name, opts) for name, opts in options.pruner_options.items()]
+    if options.space_generator:
+        checks.append(("space_generator", options.space_generator, options.space_options))
+    for kind, name, opts in checks:
+        factory = plugins.registry(kind).get(name).factory
+        coerce_options(f"{kind.replace('_', ' ')} {name!r}", factory, opts)
 
 
 def choose_space_generator(plugins: Plugins, task: Task, target: TargetInfo,
-                           name: str | None) -> tuple[str, Any]:
+                           name: str | None, options: dict[str, Any] | None = None
+                           ) -> tuple[str, Any]:
+    """The space generator ``name`` (made with ``options``), or else the first installed
+    one that supports ``task`` on ``target``."""
     registry = plugins.registry("space_generator")
     if name is not None:
-        gen = registry.create(name)
+        gen = registry.create(name, **(options or {}))
         if not gen.supports(task, target):
             raise UnknownComponentError(
                 f"space generator {name!r} has no template for {task.op} on {target.kind}")
@@ -111,10 +135,12 @@ def choose_space_generator(plugins: Plugins, task: Task, target: TargetInfo,
 
 def build_space(plugins: Plugins, task: Task, target: TargetInfo,
                 options: TuneOptions) -> tuple[str, Space]:
-    gen_name, gen = choose_space_generator(plugins, task, target, options.space_generator)
+    gen_name, gen = choose_space_generator(plugins, task, target, options.space_generator,
+                                           options.space_options)
     space = gen.generate(task, target)
     for name in options.pruners:
-        space = plugins.create("pruner", name).prune(space, target)
+        pruner = plugins.create("pruner", name, **options.pruner_options.get(name, {}))
+        space = pruner.prune(space, target)
     return gen_name, space
 
 

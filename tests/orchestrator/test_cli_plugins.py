@@ -39,6 +39,16 @@ def test_show_gives_every_kind_of_a_shared_name(tmp_path):
     assert "Set with: --searcher-opt KEY=VALUE" in p.stdout
 
 
+def test_show_tells_how_to_set_a_pruners_options(tmp_path):
+    p = cli("plugins", "--show", "psa-512", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "pruner psa-512 (plugin psa)" in p.stdout
+    assert "Set with: --pruner psa-512 --pruner-opt psa-512:KEY=VALUE" in p.stdout
+    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:4]]
+            for line in p.stdout.splitlines() if line.count("│") == 4}
+    assert rows["size"] == ["a whole number", "512"] and rows["explore"][0] == "a number"
+
+
 def test_show_of_an_unknown_name_is_a_one_line_error(tmp_path):
     p = cli("plugins", "--show", "gaa", cwd=tmp_path)
     assert p.returncode == 2 and "Traceback" not in p.stderr
