@@ -290,8 +290,10 @@ class _Loop:
                 proposals = _unique(self.searcher.propose(min(o.batch_size, o.trials - trials)))
                 if not proposals:
                     # A searcher may be done before the space is (fallback after its one
-                    # config, gga or tl with nothing left to try): say which.
-                    stop_reason = ("space_exhausted" if trials >= self.space.size
+                    # config, gga or tl with nothing left to try): say which. A space is
+                    # exhausted too when history knew the configs this run did not try.
+                    stop_reason = ("space_exhausted"
+                                   if trials >= self.space.size or _covers(known, self.space)
                                    else "searcher_done")
                     break
                 batch = self._evaluate(proposals, known, run_id, task_id, target_id)
@@ -459,6 +461,11 @@ def _keep_fastest(known: dict[str, MeasureResult], results: Iterable[MeasureResu
     for r in results:
         if r.config.key not in known or r.latency < known[r.config.key].latency:
             known[r.config.key] = r
+
+
+def _covers(known: dict[str, MeasureResult], space: Space) -> bool:
+    """Whether every config of ``space`` has a result in ``known``."""
+    return len(known) >= space.size and all(c.key in known for c in space)
 
 
 def _unique(configs: Iterable[Config]) -> list[Config]:

@@ -364,6 +364,16 @@ def test_a_searcher_done_before_the_space_is_says_so(toy_plugin, db, toy_target)
     assert db.runs()[0].stop_reason == "searcher_done"
 
 
+def test_a_space_that_history_covers_is_exhausted_though_the_run_tried_less(db, toy_plugins,
+                                                                           toy_target):
+    pruned = load_plugins(extra=[("toy", toy_plugins.pm.get_plugin("toy")), ("small", _Small())],
+                          autoload=False)
+    run(pruned, db, toy_target, searcher="grid", pruners=("small",), trials=5)
+    # Another seed is another run; the grid skips the five configs history knows.
+    s = run(pruned, db, toy_target, searcher="grid", pruners=("small",), trials=100, seed=1)
+    assert (s.trials, s.run.space.size, s.stop_reason) == (7, 12, "space_exhausted")
+
+
 def test_a_run_whose_measurer_breaks_is_marked_failed_and_keeps_its_results(toy_plugin, db,
                                                                            toy_target):
     class Breaks(_Counting):

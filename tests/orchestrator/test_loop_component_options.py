@@ -100,6 +100,7 @@ def test_runs_with_other_pruner_options_do_not_resume_each_other(plugins, db, to
     again = run(plugins, db, toy_target, pruners=("first",), pruner_options={"first": {"n": 5}})
     assert a.run.run_id != b.run.run_id and again.run.run_id == a.run.run_id
     assert (a.run.space.size, b.run.space.size, again.measured) == (5, 9, 0)
+    assert b.stop_reason == "space_exhausted"
 
 
 @pytest.mark.parametrize("kw,error,needle", [
