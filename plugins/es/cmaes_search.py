@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from orchestrator.components import SearchContext
+from orchestrator.options import whole
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config
 from plugins.es.encoding import KnobEncoding
 from plugins.es.ledger import WORST, Ledger
-from plugins.es.options import as_int, reject_unknown
 from plugins.es.repair import Repairer
 from plugins.es.sampling import FreshSampler
 
@@ -39,10 +39,10 @@ class CmaEs:
 
     name = "cmaes"
 
-    def __init__(self, *, popsize: Any = None, **unknown: Any) -> None:
-        reject_unknown(self.name, CmaEs, unknown)
+    def __init__(self, *, popsize: int | None = None) -> None:
         # None: Optuna's default, 4 + 3 ln(number of knobs).
-        self.popsize = None if popsize is None else as_int(self.name, "popsize", popsize, low=2)
+        self.popsize = (None if popsize is None
+                        else whole(f"searcher {self.name!r}", "popsize", popsize, 2))
 
     def start(self, context: SearchContext) -> None:
         self.encoding = KnobEncoding(context.space)

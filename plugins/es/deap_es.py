@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import inspect
 import random
 from collections.abc import Sequence
 from typing import Any
 
 from deap import algorithms, base, tools
 
-from orchestrator.errors import OrchestratorError
+from orchestrator.errors import OptionError
+from orchestrator.options import number, one_of, whole
 from plugins.es.deap_support import Individual, module_random
-from plugins.es.options import as_choice, as_float, as_int, reject_unknown
 from plugins.es.population import PopulationSearcher, Positions, StrategySetup
 
 # Largest step size on the unit cube; the smallest is half a choice of each knob, since
@@ -89,25 +90,31 @@ class DeapES(PopulationSearcher):
 
     name = "deap-es"
 
-    def __init__(self, *, mu: Any = 6, lambda_: Any = 12, mode: Any = "plus",
-                 sigma: Any = 0.2, cxpb: Any = 0.3, mutpb: Any = 0.6, use_model: Any = True,
-                 model_generations: Any = 5, workers: Any = 1, **unknown: Any) -> None:
+    def __init__(self, *, mu: int = 6, lambda_: int = 12, mode: str = "plus",
+                 sigma: float = 0.2, cxpb: float = 0.3, mutpb: float = 0.6,
+                 use_model: bool = True, model_generations: int = 5, workers: int = 1,
+                 **more: Any) -> None:
+        n = self.owner()
         # The CLI spells the option lambda (a Python keyword) or lambda_.
-        if "lambda" in unknown:
-            lambda_ = unknown.pop("lambda")
-        reject_unknown(self.name, DeapES, unknown)
-        n = self.name
+        if "lambda" in more:
+            lambda_ = more.pop("lambda")
+        if more:
+            known = {*inspect.signature(DeapES).parameters, "lambda"} - {"more"}
+            raise OptionError(f"{n}: unknown option {sorted(more)[0]!r}; known: "
+                              + ", ".join(sorted(known)))
         super().__init__(**self.model_options(use_model, model_generations, workers))
-        self.mu = as_int(n, "mu", mu, low=1)
-        self.lambda_ = as_int(n, "lambda", lambda_, low=2)
-        self.plus = as_choice(n, "mode", mode, ("plus", "comma")) == "plus"
-        self.sigma = as_float(n, "sigma", sigma, low=0.0, high=MAX_STEP, low_open=True)
-        self.cxpb = as_float(n, "cxpb", cxpb, low=0.0, high=1.0)
-        self.mutpb = as_float(n, "mutpb", mutpb, low=0.0, high=1.0)
+        self.mu = whole(n, "mu", mu, 1)
+        self.lambda_ = whole(n, "lambda", lambda_, 2)
+        self.plus = one_of(n, "mode", str(mode).strip().lower(), ("plus", "comma")) == "plus"
+        self.sigma = number(n, "sigma", sigma, 0.0, MAX_STEP, low_open=True)
+        self.cxpb = number(n, "cxpb", cxpb, 0.0, 1.0)
+        self.mutpb = number(n, "mutpb", mutpb, 0.0, 1.0)
         if self.cxpb + self.mutpb > 1.0:
-            raise OrchestratorError(f"{n}: cxpb + mutpb must be at most 1")
+            raise OptionError(f"{n}: cxpb + mutpb must be at most 1, got "
+                              f"{self.cxpb} + {self.mutpb}")
         if not self.plus and self.lambda_ < self.mu:
-            raise OrchestratorError(f"{n}: mode=comma needs lambda >= mu")
+            raise OptionError(f"{n}: mode=comma needs lambda >= mu, got lambda "
+                              f"{self.lambda_} and mu {self.mu}")
 
     def make_strategy(self, setup: StrategySetup) -> ESStrategy:
         return ESStrategy(setup, mu=self.mu, lambda_=self.lambda_, plus=self.plus,

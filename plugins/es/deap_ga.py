@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Any
 
 from deap import algorithms, base, tools
 
+from orchestrator.options import number, whole
 from plugins.es.deap_support import Individual, module_random
-from plugins.es.options import as_float, as_int, reject_unknown
 from plugins.es.population import PopulationSearcher, Positions, StrategySetup
 
 
@@ -74,16 +73,15 @@ class DeapGA(PopulationSearcher):
 
     name = "deap-ga"
 
-    def __init__(self, *, population: Any = 12, cxpb: Any = 0.6, mutpb: Any = 0.4,
-                 tournament: Any = 3, use_model: Any = True, model_generations: Any = 5,
-                 workers: Any = 1, **unknown: Any) -> None:
-        reject_unknown(self.name, DeapGA, unknown)
-        n = self.name
+    def __init__(self, *, population: int = 12, cxpb: float = 0.6, mutpb: float = 0.4,
+                 tournament: int = 3, use_model: bool = True, model_generations: int = 5,
+                 workers: int = 1) -> None:
+        n = self.owner()
         super().__init__(**self.model_options(use_model, model_generations, workers))
-        self.population = as_int(n, "population", population, low=2)
-        self.cxpb = as_float(n, "cxpb", cxpb, low=0.0, high=1.0)
-        self.mutpb = as_float(n, "mutpb", mutpb, low=0.0, high=1.0)
-        self.tournament = as_int(n, "tournament", tournament, low=1)
+        self.population = whole(n, "population", population, 2)
+        self.cxpb = number(n, "cxpb", cxpb, 0.0, 1.0)
+        self.mutpb = number(n, "mutpb", mutpb, 0.0, 1.0)
+        self.tournament = whole(n, "tournament", tournament, 1)
 
     def make_strategy(self, setup: StrategySetup) -> GAStrategy:
         return GAStrategy(setup, population=self.population, cxpb=self.cxpb, mutpb=self.mutpb,

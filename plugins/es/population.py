@@ -13,11 +13,11 @@ import numpy as np
 
 from orchestrator.components import CostModel, SearchContext
 from orchestrator.errors import OrchestratorError
+from orchestrator.options import as_bool, whole
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config, Space
 from plugins.es.encoding import KnobEncoding
 from plugins.es.ledger import WORST, Ledger
-from plugins.es.options import as_bool, as_int
 from plugins.es.repair import Repairer
 from plugins.es.sampling import FreshSampler
 
@@ -80,12 +80,17 @@ class PopulationSearcher:
         self.workers = workers
 
     @classmethod
+    def owner(cls) -> str:
+        """How errors name this searcher, as the registry names it."""
+        return f"searcher {cls.name!r}"
+
+    @classmethod
     def model_options(cls, use_model: Any, model_generations: Any, workers: Any) -> dict[str, Any]:
         """The constructor's cost-model options parsed from (possibly string) values."""
         return {
-            "use_model": as_bool(cls.name, "use_model", use_model),
-            "model_generations": as_int(cls.name, "model_generations", model_generations),
-            "workers": as_int(cls.name, "workers", workers),
+            "use_model": as_bool(cls.owner(), "use_model", use_model),
+            "model_generations": whole(cls.owner(), "model_generations", model_generations, 1),
+            "workers": whole(cls.owner(), "workers", workers, 1),
         }
 
     def make_strategy(self, setup: StrategySetup) -> Strategy:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
-from plugins.es.options import as_float, as_int, reject_unknown
+from orchestrator.options import number, whole
 from plugins.es.population import PopulationSearcher, Positions, StrategySetup
 
 
@@ -83,15 +83,13 @@ class TunaES(PopulationSearcher):
 
     name = "tuna-es"
 
-    def __init__(self, *, lr: Any = 0.1, sigma: Any = 0.15, population: Any = 8,
-                 use_model: Any = True, model_generations: Any = 5, workers: Any = 1,
-                 **unknown: Any) -> None:
-        reject_unknown(self.name, TunaES, unknown)
-        n = self.name
+    def __init__(self, *, lr: float = 0.1, sigma: float = 0.15, population: int = 8,
+                 use_model: bool = True, model_generations: int = 5, workers: int = 1) -> None:
+        n = self.owner()
         super().__init__(**self.model_options(use_model, model_generations, workers))
-        self.lr = as_float(n, "lr", lr, low=0.0, low_open=True)
-        self.sigma = as_float(n, "sigma", sigma, low=0.0, low_open=True)
-        self.population = as_int(n, "population", population, low=2)
+        self.lr = number(n, "lr", lr, 0.0, math.inf, low_open=True)
+        self.sigma = number(n, "sigma", sigma, 0.0, math.inf, low_open=True)
+        self.population = whole(n, "population", population, 2)
 
     def make_strategy(self, setup: StrategySetup) -> TunaStrategy:
         return TunaStrategy(setup, lr=self.lr, sigma=self.sigma, population=self.population)
