@@ -97,7 +97,7 @@ def metaschedule_seconds(task: Task, gpu_tag: str, trials: int,
     from tvm.s_tir import meta_schedule as ms
 
     from ms_builder import local_builder
-    from plugins.measure.worker import compare
+    from orchestrator.kernels import compare
 
     func = task.operator.prim_func(task.params)
     target = tvm.target.Target(gpu_tag)

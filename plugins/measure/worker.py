@@ -20,6 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import IO, Any
 
+from orchestrator.kernels import as_module, compare
 from plugins.measure.sentinel import Sentinel, guarded_timing
 from plugins.measure.workerpool import PARENT_ENV, describe_exception
 
@@ -101,20 +102,6 @@ class BuildHandler:
         path = os.path.join(req["out_dir"], KERNEL_FILE)
         executable.export_library(path)
         return {"status": "ok", "path": path}
-
-
-def as_module(value: Any) -> Any:
-    """Accept what a schedule function may return: an IRModule, an s_tir Schedule (its
-    ``mod``) or a bare PrimFunc; returns the IRModule."""
-    import tvm
-
-    if isinstance(value, tvm.IRModule):
-        return value
-    if isinstance(getattr(value, "mod", None), tvm.IRModule):
-        return value.mod
-    if isinstance(value, tvm.tirx.PrimFunc):
-        return tvm.IRModule({"main": value})
-    raise TypeError(f"the schedule function returned {type(value).__name__}, not an IRModule")
 
 
 class RunHandler:
@@ -216,29 +203,6 @@ class RunHandler:
             except Exception as exc:
                 self._sentinels[key] = (None, describe_exception(exc))
         return self._sentinels[key]
-
-
-def compare(out: Any, ref: Any, rtol: float, atol: float) -> str:
-    """'' if ``out`` matches ``ref`` elementwise, else a one-line description.
-
-    ``atol`` is scaled by the reference's largest magnitude (at least 1): long fp32
-    reductions lose precision in proportion to the size of what they sum.
-    """
-    import numpy as np
-
-    if out.shape != ref.shape:
-        return f"output shape {out.shape} differs from the reference's {ref.shape}"
-    scale = max(1.0, float(np.max(np.abs(ref)))) if ref.size else 1.0
-    diff = np.abs(out.astype("float64") - ref)
-    bad = ~(diff <= atol * scale + rtol * np.abs(ref))  # NaN counts as bad
-    if not bad.any():
-        return ""
-    worst = np.where(np.isnan(diff), np.inf, diff)
-    at = np.unravel_index(int(np.argmax(worst)), out.shape)
-    return (f"max abs error {float(worst[at]):.4g} at {tuple(int(i) for i in at)} "
-            f"(got {float(out[at]):.6g}, expected {float(ref[at]):.6g}); "
-            f"{int(bad.sum())}/{bad.size} elements off (rtol={rtol:g}, "
-            f"atol={atol:g}x{scale:.3g})")
 
 
 def _fail(status: str, error: str) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from orchestrator.kernels import as_module
 from orchestrator.space import Config
 from orchestrator.target import TargetInfo
 from orchestrator.task import Task
@@ -35,7 +36,6 @@ from plugins.tuna.datamove import LINE_BYTES, data_movement
 from plugins.tuna.isa import isa_for
 from plugins.tuna.loopmap import count_program
 from plugins.tuna.looptree import loop_tree
-from plugins.measure.worker import as_module
 from plugins.tuna.lowering import codegen, lower
 from plugins.tuna.programs import ProgramCache, program_key
 from plugins.tuna.tirwalk import lowered_loops

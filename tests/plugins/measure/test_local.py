@@ -16,12 +16,12 @@ import pytest
 
 from orchestrator.components import Measurer
 from orchestrator.errors import OptionError, OrchestratorError
+from orchestrator.kernels import compare
 from orchestrator.registry import ComponentRegistry
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.target import TargetInfo, detect_host
 from plugins.measure import orchestrator_add_measurers
 from plugins.measure.local import LocalMeasurer
-from plugins.measure.worker import compare
 from plugins.measure.workerpool import one_line
 from tests.plugins.measure import helpers
 
