@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -287,6 +288,67 @@ def _print_summaries(summaries: list[Any], tgt: Any, *, predicted: bool = False,
     for line in [_runoff_line(s) for s in summaries] + [_counts_line(summaries)]:
         if line:
             out.print(line)
+
+
+@app.command()
+def build(
+    op: Annotated[Optional[str], typer.Option(help="Operator")] = None,
+    shape: Annotated[Optional[str], typer.Option(help="Shape, as for tune")] = None,
+    suite: Annotated[Optional[Path], typer.Option(help="Workload suite JSON file [default: built-in]")] = None,
+    only: Annotated[list[str], typer.Option(help="Workload name(s) from the suite (repeatable)")] = [],
+    target: Annotated[str, typer.Option(help="Target whose measurements count, as for tune")] = "host",
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory for the libraries and their notes")] = Path("kernels"),
+    check: Annotated[bool, typer.Option(help="Run each library here once: compare its output with the NumPy reference and time it (CPU targets)")] = False,
+    db: DbOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable results")] = False,
+) -> None:
+    """Build each workload's best recorded config into a TVM library (.so) with a JSON note."""
+    from history.store import HistoryStore
+    from orchestrator.export import export_best, find_best
+    from orchestrator.manager import load_plugins
+    from orchestrator.target import resolve_target
+
+    from orchestrator.target import cpu_cores
+
+    # TVM reads it when it is first imported: run the check on every core, as the
+    # local measurer times configs (TVM on x86 would assume hyper-threading otherwise).
+    os.environ.setdefault("TVM_NUM_THREADS", str(cpu_cores()))
+    tasks = _tasks(op, shape, suite, only)
+    tgt = resolve_target(target)
+    if check and tgt.kind != "llvm":
+        raise OrchestratorError(f"--check runs the library on this machine's CPU; the target "
+                                f"is {tgt.kind}: build without --check")
+    plugins = load_plugins()
+    store = HistoryStore.open(db, create=False)
+    try:
+        bests = [find_best(store, plugins, task, tgt) for task in tasks]  # all found, or none built
+        source = store.engine.url.render_as_string(hide_password=True)
+    finally:
+        store.close()
+    built = [export_best(b, tgt, out_dir, check=check, source=source) for b in bests]
+    if as_json:
+        print(json.dumps([json.loads(k.note.read_text()) | {"library": str(k.library)}
+                          for k in built], indent=1))
+    else:
+        table = Table(title=f"Best configs built for {tgt.kind} {tgt.arch}")
+        for col in ("workload", "recorded ms", "GFLOPS", *(("checked ms",) if check else ()),
+                    "template", "library"):
+            table.add_column(col)
+        for k in built:
+            rec = k.best.record.result
+            checked = () if k.check is None else (
+                (f"{k.check.latency * 1e3:.4f}" if k.check.ok else "WRONG ANSWER"),)
+            table.add_row(k.best.task.label(), f"{rec.latency * 1e3:.4f}",
+                          f"{rec.gflops(k.best.task.flops):.1f}", *checked, k.best.space.template,
+                          escape(str(k.library)))
+        out.print(table)
+        out.print("Load one with tvm.runtime.load_module(PATH)[\"main\"](*inputs, output); "
+                  "each .json beside it says which config and measurement it is.", markup=False)
+    wrong = [k for k in built if k.check is not None and not k.check.ok]
+    if wrong:
+        err.print(escape(f"error: {wrong[0].best.task.label()}: the library's output differs "
+                         f"from the reference: {wrong[0].check.mismatch}"))
+        raise typer.Exit(1)
 
 
 @app.command()
