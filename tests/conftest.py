@@ -63,3 +63,21 @@ def toy_plugins(toy_plugin) -> Plugins:
 @pytest.fixture
 def toy_target():
     return TOY_TARGET
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    """A PostgreSQL URL the tests may empty: $ORCHESTRATOR_TEST_POSTGRES if set, else a
+    throwaway server (tests/postgres_server.py) where PostgreSQL is installed; skipped
+    where neither is."""
+    from tests.postgres_server import throwaway_server, unavailable
+
+    given = os.environ.get("ORCHESTRATOR_TEST_POSTGRES", "")
+    if given:
+        yield given
+        return
+    why = unavailable()
+    if why:
+        pytest.skip(f"no PostgreSQL: ORCHESTRATOR_TEST_POSTGRES is not set and {why}")
+    with throwaway_server() as url:
+        yield url
