@@ -16,11 +16,10 @@ from sqlmodel import SQLModel
 from history.models import SCHEMA_VERSION
 from history.store import HistoryStore
 from orchestrator.errors import HistoryError
-from orchestrator.hookspecs import hookimpl
 from orchestrator.loop import tune
 from orchestrator.manager import load_plugins
 from orchestrator.space import LEGACY_TEMPLATE
-from orchestrator.testing import TOY_TASK, toy_results, toy_space
+from orchestrator.testing import TOY_TASK, InterruptAfter, toy_results, toy_space
 from orchestrator.testing.conformance import TOY_TARGET
 
 def _sql(url: str, *statements: str) -> list:
@@ -66,16 +65,7 @@ def test_a_schema1_database_on_postgres_is_upgraded_and_a_failed_upgrade_changes
 
 def test_an_interrupted_run_resumes_on_postgres_without_measuring_again(empty, toy_plugin,
                                                                         toy_plugins):
-    class Interrupt:
-        batches = 0
-
-        @hookimpl
-        def orchestrator_results_measured(self, run, results, trials_done, best):
-            Interrupt.batches += 1
-            if Interrupt.batches == 2:
-                raise KeyboardInterrupt
-
-    stopping = load_plugins(extra=[("toy", toy_plugin), ("stop", Interrupt())], autoload=False)
+    stopping = load_plugins(extra=[("toy", toy_plugin), ("stop", InterruptAfter(2))], autoload=False)
     store = HistoryStore.open(empty)
     options = dict(target=TOY_TARGET, db=store, measurer="toy-replay", space_generator="toy",
                    trials=40, seed=3, batch_size=8)

@@ -7,7 +7,7 @@ from orchestrator.hookspecs import hookimpl
 from orchestrator.loop import TuneOptions, tune
 from orchestrator.manager import load_plugins
 from orchestrator.result import MeasureResult, MeasureStatus
-from orchestrator.testing import TOY_TASK, toy_latency
+from orchestrator.testing import TOY_TASK, InterruptAfter, toy_latency
 
 
 def run(plugins, db, target, **kw):
@@ -51,16 +51,7 @@ def test_a_second_run_reuses_history_instead_of_measuring(toy_plugins, toy_plugi
 
 
 def test_an_interrupted_run_resumes_without_measuring_again(toy_plugins, toy_plugin, db, toy_target):
-    class Interrupt:
-        batches = 0
-
-        @hookimpl
-        def orchestrator_results_measured(self, run, results, trials_done, best):
-            Interrupt.batches += 1
-            if Interrupt.batches == 2:
-                raise KeyboardInterrupt
-
-    plugins = load_plugins(extra=[("toy", toy_plugin), ("stop", Interrupt())], autoload=False)
+    plugins = load_plugins(extra=[("toy", toy_plugin), ("stop", InterruptAfter(2))], autoload=False)
     with pytest.raises(KeyboardInterrupt):
         run(plugins, db, toy_target, trials=40, seed=3, batch_size=8)
     assert db.runs()[0].status == "interrupted"
