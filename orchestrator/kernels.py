@@ -9,9 +9,10 @@ best recorded config to the user as a library a program loads with
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,9 +60,11 @@ def compare(out: Any, ref: Any, rtol: float, atol: float) -> str:
             f"atol={atol:g}x{scale:.3g})")
 
 
-def schedule_function(space: Space) -> Any:
-    """The template's ``f(task, config, target)`` that ``space.schedule_fn`` names."""
-    module, _, attr = space.schedule_fn.partition(":")
+@functools.cache
+def schedule_function(name: str) -> Callable[..., Any]:
+    """The template function ``f(task, config, target)`` a space's ``schedule_fn`` names
+    (``package.module:function``), imported once per process."""
+    module, _, attr = name.partition(":")
     return getattr(importlib.import_module(module), attr)
 
 
@@ -71,7 +74,7 @@ def build_library(space: Space, config: Config, target: TargetInfo,
     the library to ``path`` (exceptions from TVM propagate)."""
     import tvm
 
-    mod = as_module(schedule_function(space)(space.task, config, target))
+    mod = as_module(schedule_function(space.schedule_fn)(space.task, config, target))
     tvm.compile(mod, target=target.tvm_target()).export_library(os.fspath(path))
 
 

@@ -10,17 +10,15 @@ and fd 1 is pointed at stderr so that prints from TVM or LLVM cannot corrupt it.
 from __future__ import annotations
 
 import ctypes
-import importlib
 import json
 import os
 import signal
 import sys
 import time
 from collections import OrderedDict
-from collections.abc import Callable
 from typing import IO, Any
 
-from orchestrator.kernels import as_module, compare
+from orchestrator.kernels import as_module, compare, schedule_function
 from plugins.measure.sentinel import Sentinel, guarded_timing
 from plugins.measure.workerpool import PARENT_ENV, describe_exception
 
@@ -59,15 +57,6 @@ class BuildHandler:
         import tvm
 
         self.tvm = tvm
-        self._functions: dict[str, Callable[..., Any]] = {}
-
-    def _schedule_fn(self, name: str) -> Callable[..., Any]:
-        fn = self._functions.get(name)
-        if fn is None:
-            module, _, attr = name.partition(":")
-            fn = getattr(importlib.import_module(module), attr)
-            self._functions[name] = fn
-        return fn
 
     def handle(self, req: dict[str, Any]) -> dict[str, Any]:
         """Schedule the requested config, then :meth:`build` it; a failure is a reply."""
@@ -77,7 +66,7 @@ class BuildHandler:
         from orchestrator.task import Task
 
         try:
-            fn = self._schedule_fn(req["schedule_fn"])
+            fn = schedule_function(req["schedule_fn"])
         except Exception as exc:
             return _fail("build_error", f"cannot import schedule function "
                                         f"{req['schedule_fn']!r}: {describe_exception(exc)}")

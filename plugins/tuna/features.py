@@ -20,13 +20,11 @@ from the list scheduler, ``l1``/``l2`` from Algorithm 2 on the scheduled TIR.
 
 from __future__ import annotations
 
-import importlib
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.kernels import as_module
+from orchestrator.kernels import as_module, schedule_function
 from orchestrator.space import Config
 from orchestrator.target import TargetInfo
 from orchestrator.task import Task
@@ -168,18 +166,6 @@ def analyze_module(mod: Any, target: TargetInfo, programs: ProgramCache | None =
     values = feature_values(raw)
     return Features(tuple((n, float(values[n])) for n in FEATURES), int(raw["loops"]),
                     int(raw["matched"]), time.perf_counter() - start)
-
-
-_FUNCTIONS: dict[str, Callable[..., Any]] = {}
-
-
-def schedule_function(name: str) -> Callable[..., Any]:
-    """Import ``package.module:function`` once per process."""
-    fn = _FUNCTIONS.get(name)
-    if fn is None:
-        module, _, attr = name.partition(":")
-        fn = _FUNCTIONS[name] = getattr(importlib.import_module(module), attr)
-    return fn
 
 
 def scheduled_module(schedule_fn: str, task: Task, config: Config, target: TargetInfo) -> Any:
