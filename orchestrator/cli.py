@@ -306,9 +306,7 @@ def build(
     from history.store import HistoryStore
     from orchestrator.export import export_best, find_best
     from orchestrator.manager import load_plugins
-    from orchestrator.target import resolve_target
-
-    from orchestrator.target import cpu_cores
+    from orchestrator.target import cpu_cores, resolve_target
 
     # TVM reads it when it is first imported: run the check on every core, as the
     # local measurer times configs (TVM on x86 would assume hyper-threading otherwise).
