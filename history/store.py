@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -127,11 +129,24 @@ class ImportGroup:
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA synchronous=NORMAL")
     cur.execute("PRAGMA busy_timeout=30000")
+    _set_wal(cur)
+    cur.execute("PRAGMA synchronous=NORMAL")
     cur.execute("PRAGMA foreign_keys=ON")
     cur.close()
+
+
+def _set_wal(cur: Any, tries: int = 100) -> None:
+    """WAL mode. Switching a new file to it answers "database is locked" at once, without
+    waiting, while another process opening the same file holds it: try again a while."""
+    for attempt in range(tries):
+        try:
+            cur.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == tries - 1:
+                raise
+            time.sleep(0.05)
 
 
 # What _to_result reads of a measurement, with its config's key: the columns of the
@@ -179,8 +194,11 @@ class HistoryStore:
             raise HistoryError(f"cannot use database URL {url!r}: {_one_line(exc)}; "
                                "pass a file path or a URL such as sqlite:///tuning.db") from None
         except (DBAPIError, SQLAlchemyError) as exc:
+            hint = ("if the file is damaged, move it aside and pass another --db"
+                    if url.startswith("sqlite") else
+                    "check that the server is running and the URL, user and database are right")
             raise HistoryError(f"cannot open history database {url}: {_one_line(exc)}; "
-                               "if the file is damaged, move it aside and pass another --db") from None
+                               f"{hint}") from None
         return store
 
     def _check_schema(self, create: bool) -> None:
@@ -192,11 +210,24 @@ class HistoryStore:
             if not create:
                 raise HistoryError(f"{self.url} holds no tuning history yet")
             # One transaction: a crash here leaves either no tables or a complete schema.
-            with self.engine.begin() as conn:
-                SQLModel.metadata.create_all(conn)
-                conn.execute(insert(SchemaInfo).values(version=SCHEMA_VERSION, created_at=utcnow(),
-                                                       tool_version=TOOL_VERSION))
-            return
+            try:
+                with self.engine.begin() as conn:
+                    if self.engine.dialect.name == "sqlite":
+                        # pysqlite begins a transaction only before DML, so the DDL would
+                        # commit table by table; begin one that takes the write lock now:
+                        # the schema commits whole, and creators wait for each other.
+                        conn.exec_driver_sql("BEGIN IMMEDIATE")
+                    SQLModel.metadata.create_all(conn)  # the tables no one made meanwhile
+                    if conn.execute(select(func.count()).select_from(SchemaInfo)).scalar_one():
+                        return  # and their version, which the other committed with them
+                    conn.execute(insert(SchemaInfo).values(
+                        version=SCHEMA_VERSION, created_at=utcnow(), tool_version=TOOL_VERSION))
+                return
+            except DBAPIError:
+                # Two commands started on a new database at once: the one that lost the
+                # race finds the schema the other committed, and checks it as any.
+                if "schema_info" not in inspect(self.engine).get_table_names():
+                    raise
         with Session(self.engine) as s:
             info = s.exec(select(SchemaInfo)).first()
         found = info.version if info else None

@@ -21,6 +21,7 @@ from orchestrator.manager import load_plugins
 from orchestrator.space import LEGACY_TEMPLATE
 from orchestrator.testing import TOY_TASK, InterruptAfter, toy_results, toy_space
 from orchestrator.testing.conformance import TOY_TARGET
+from tests.history.at_once import open_at_once
 
 def _sql(url: str, *statements: str) -> list:
     engine = create_engine(url)
@@ -122,3 +123,15 @@ def test_two_commands_tune_real_kernels_into_one_postgres_history_at_once(empty,
     assert len(runs) == 2 and {r.status for r in runs} == {"finished"}
     assert len(store.records()) == 8
     store.close()
+
+
+def test_commands_that_create_a_new_postgres_history_at_once_all_open_it(empty):
+    for _ in range(5):
+        engine = create_engine(empty)
+        SQLModel.metadata.drop_all(engine)
+        engine.dispose()
+        assert open_at_once(empty) == []
+        store = HistoryStore.open(empty, create=False)
+        assert store.count() == 0
+        store.close()
+        assert _sql(empty, "SELECT count(*) FROM schema_info") == [[(1,)]]

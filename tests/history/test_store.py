@@ -248,3 +248,16 @@ def test_best_can_be_limited_to_the_templates_that_built_them(db):
         == [(b, 2.0), (c, 5.0)]
     assert [r.result.config for r in db.best(tid, gid, templates=["toy@2", ""])] == [a, c]
     assert db.best(tid, gid, templates=["toy@3"]) == []
+
+
+def test_commands_that_create_a_new_sqlite_history_at_once_all_open_it(tmp_path):
+    from tests.history.at_once import open_at_once
+
+    for i in range(5):
+        path = tmp_path / f"new{i}.db"
+        assert open_at_once(str(path)) == []
+        store = HistoryStore.open(path, create=False)
+        assert store.count() == 0
+        with store.engine.connect() as conn:
+            assert len(conn.exec_driver_sql("SELECT * FROM schema_info").all()) == 1
+        store.close()
