@@ -15,6 +15,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 
 from history.models import SCHEMA_VERSION, SchemaInfo
+from history.transactions import begin_writing
 from orchestrator.errors import HistoryError
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,7 @@ def upgrade(engine: Engine, url: str, found: int) -> None:
     for v in range(found, SCHEMA_VERSION):
         try:
             with engine.begin() as conn:
+                begin_writing(conn)  # the step's DDL commits with its version, or neither
                 if (_version(conn) or 0) > v:
                     continue  # upgraded by another process meanwhile
                 STEPS[v](conn)

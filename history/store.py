@@ -34,6 +34,7 @@ from history.models import (
     TaskRow,
     utcnow,
 )
+from history.transactions import begin_writing
 from orchestrator.errors import HistoryError, SchemaVersionError
 from orchestrator.jsonkey import key_hash
 from orchestrator.result import MeasureResult, MeasureStatus
@@ -212,11 +213,7 @@ class HistoryStore:
             # One transaction: a crash here leaves either no tables or a complete schema.
             try:
                 with self.engine.begin() as conn:
-                    if self.engine.dialect.name == "sqlite":
-                        # pysqlite begins a transaction only before DML, so the DDL would
-                        # commit table by table; begin one that takes the write lock now:
-                        # the schema commits whole, and creators wait for each other.
-                        conn.exec_driver_sql("BEGIN IMMEDIATE")
+                    begin_writing(conn)  # the schema commits whole; creators wait in turn
                     SQLModel.metadata.create_all(conn)  # the tables no one made meanwhile
                     if conn.execute(select(func.count()).select_from(SchemaInfo)).scalar_one():
                         return  # and their version, which the other committed with them

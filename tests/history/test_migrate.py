@@ -92,3 +92,20 @@ def test_an_upgrade_another_process_already_made_is_skipped(old_db):
     finally:
         engine.dispose()
     assert _rows(old_db, "SELECT version FROM schema_info") == [(SCHEMA_VERSION,)]
+
+
+def test_a_step_that_fails_after_its_ddl_leaves_no_trace_of_it(old_db, monkeypatch):
+    import history.migrate as migrate
+
+    def failing_update(*args, **kwargs):
+        raise sqlite3.OperationalError("disk I/O error (simulated after the ALTER TABLE)")
+
+    monkeypatch.setattr(migrate, "update", failing_update)
+    with pytest.raises(Exception, match="simulated"):
+        upgrade(create_engine(f"sqlite:///{old_db}"), str(old_db), 1)
+    columns = [row[1] for row in _rows(old_db, "PRAGMA table_info(measurements)")]
+    assert "template" not in columns  # the step's DDL rolled back with it
+    assert _rows(old_db, "SELECT version FROM schema_info") == [(1,)]
+    monkeypatch.undo()
+    HistoryStore.open(old_db, create=False).close()  # and a later open upgrades it
+    assert _rows(old_db, "SELECT version FROM schema_info") == [(SCHEMA_VERSION,)]
