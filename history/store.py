@@ -246,27 +246,33 @@ class HistoryStore:
 
     # -- targets and tasks ---------------------------------------------------------
     def ensure_target(self, target: TargetInfo) -> int:
-        with Session(self.engine) as s:
-            for row in s.exec(select(TargetRow).where(TargetRow.key_hash == target.key_hash)):
-                if row.key == target.key:
-                    return int(row.id)  # type: ignore[arg-type]
-            row = TargetRow(key_hash=target.key_hash, key=target.key, kind=target.kind,
-                            description=json.dumps(target.to_dict()))
-            s.add(row)
-            s.commit()
-            return int(row.id)  # type: ignore[arg-type]
+        found = self.find_target(target)
+        if found is not None:
+            return found
+        return self._insert_once(TargetRow, target.key_hash, target.key, {
+            "kind": target.kind, "description": json.dumps(target.to_dict())})
 
     def ensure_task(self, task: Task) -> int:
         found = self.find_task(task)
         if found is not None:
             return found
-        with Session(self.engine) as s:
-            row = TaskRow(key_hash=task.key_hash, key=task.key, op=task.op,
-                          shape=json.dumps(task.params), dtype=task.dtype, layout=task.layout,
-                          name=task.name, flops=task.flops)
-            s.add(row)
-            s.commit()
-            return int(row.id)  # type: ignore[arg-type]
+        return self._insert_once(TaskRow, task.key_hash, task.key, {
+            "op": task.op, "shape": json.dumps(task.params), "dtype": task.dtype,
+            "layout": task.layout, "name": task.name, "flops": task.flops})
+
+    def _insert_once(self, table: Any, hashed: str, key: str, fields: dict[str, Any]) -> int:
+        """The id of ``table``'s row of ``key``, inserted unless another process inserted
+        it meanwhile: two commands starting on a new task at once must not make two rows
+        of it (later queries find the first, and the other's measurements would be lost
+        to them)."""
+        with self.engine.begin() as conn:
+            begin_writing(conn, lock=table.__tablename__)
+            for row_id, row_key in conn.execute(
+                    select(table.id, table.key).where(table.key_hash == hashed)):
+                if row_key == key:
+                    return int(row_id)
+            made = conn.execute(insert(table).values(key_hash=hashed, key=key, **fields))
+            return int(made.inserted_primary_key[0])
 
     def find_task(self, task: Task) -> int | None:
         with Session(self.engine) as s:
@@ -339,7 +345,9 @@ class HistoryStore:
 
     # -- measurements ----------------------------------------------------------------
     def _config_ids(self, s: Session, task_id: int, configs: Sequence[Config]) -> list[int]:
-        """Row ids of ``configs`` for a task, inserting the new ones (bulk, one round trip each)."""
+        """Row ids of ``configs`` for a task, inserting the new ones (bulk, one round trip
+        each). Its callers begin with ``begin_writing(..., lock="configs")``, so that two
+        processes recording the same new config do not both insert it."""
         keys = [c.key for c in configs]
         hashes = {key_hash(k) for k in keys}
         found: dict[str, int] = {}
@@ -368,6 +376,7 @@ class HistoryStore:
             return 0
         made = Provenance(utcnow(), TOOL_VERSION, TVM_VERSION, template)
         with Session(self.engine) as s:
+            begin_writing(s.connection(), lock="configs")  # see _config_ids
             self._insert_measurements(s, run_id, task_id, target_id,
                                       [(r, made) for r in results])
             s.commit()
@@ -395,6 +404,7 @@ class HistoryStore:
         run_ids = []
         now = utcnow()
         with Session(self.engine) as s:
+            begin_writing(s.connection(), lock="configs")  # see _config_ids
             for g in groups:
                 if not g.measurements:
                     continue
@@ -425,6 +435,7 @@ class HistoryStore:
         now = utcnow()
         made = Provenance(now, TOOL_VERSION, TVM_VERSION, template)
         with Session(self.engine) as s:
+            begin_writing(s.connection(), lock="configs")  # see _config_ids
             run = _run_row(task_id=task_id, target_id=target_id, resume_key=resume_key,
                            searcher=searcher, measurer=measurer,
                            space_generator=space_generator, pruners=pruners, cost_model=None,

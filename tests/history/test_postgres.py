@@ -21,7 +21,7 @@ from orchestrator.manager import load_plugins
 from orchestrator.space import LEGACY_TEMPLATE
 from orchestrator.testing import TOY_TASK, InterruptAfter, toy_results, toy_space
 from orchestrator.testing.conformance import TOY_TARGET
-from tests.history.at_once import open_at_once
+from tests.history.at_once import ensure_at_once, open_at_once
 
 def _sql(url: str, *statements: str) -> list:
     engine = create_engine(url)
@@ -135,3 +135,18 @@ def test_commands_that_create_a_new_postgres_history_at_once_all_open_it(empty):
         assert store.count() == 0
         store.close()
         assert _sql(empty, "SELECT count(*) FROM schema_info") == [[(1,)]]
+
+
+def test_commands_that_start_on_a_new_task_at_once_share_its_row_on_postgres(empty):
+    for _ in range(5):
+        engine = create_engine(empty)
+        SQLModel.metadata.drop_all(engine)
+        engine.dispose()
+        HistoryStore.open(empty).close()
+        got = ensure_at_once(empty)
+        assert len(got) == 4 and len(set(got)) == 1, got
+        store = HistoryStore.open(empty, create=False)
+        with store.engine.connect() as conn:  # one row per config, four timings of each
+            assert conn.exec_driver_sql("SELECT count(*) FROM configs").scalar_one() == 3
+            assert conn.exec_driver_sql("SELECT count(*) FROM measurements").scalar_one() == 12
+        store.close()
