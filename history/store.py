@@ -215,11 +215,16 @@ class HistoryStore:
                 with self.engine.begin() as conn:
                     begin_writing(conn)  # the schema commits whole; creators wait in turn
                     SQLModel.metadata.create_all(conn)  # the tables no one made meanwhile
-                    if conn.execute(select(func.count()).select_from(SchemaInfo)).scalar_one():
-                        return  # and their version, which the other committed with them
-                    conn.execute(insert(SchemaInfo).values(
-                        version=SCHEMA_VERSION, created_at=utcnow(), tool_version=TOOL_VERSION))
-                return
+                    # Another command may have committed the schema, with its version,
+                    # while this one waited: then that version is checked below.
+                    made_here = not conn.execute(
+                        select(func.count()).select_from(SchemaInfo)).scalar_one()
+                    if made_here:
+                        conn.execute(insert(SchemaInfo).values(
+                            version=SCHEMA_VERSION, created_at=utcnow(),
+                            tool_version=TOOL_VERSION))
+                if made_here:
+                    return
             except DBAPIError:
                 # Two commands started on a new database at once: the one that lost the
                 # race finds the schema the other committed, and checks it as any.
