@@ -335,7 +335,7 @@ def build(
         for k in built:
             rec = k.best.record.result
             checked = () if k.check is None else (
-                (f"{k.check.latency * 1e3:.4f}" if k.check.ok else "WRONG ANSWER"),)
+                (f"{k.check.latency * 1e3:.4f}" if k.check.ok else "FAILED"),)
             table.add_row(k.best.task.label(), f"{rec.latency * 1e3:.4f}",
                           f"{rec.gflops(k.best.task.flops):.1f}", *checked, k.best.space.template,
                           escape(str(k.library)))
@@ -344,8 +344,8 @@ def build(
                   "each .json beside it says which config and measurement it is.", markup=False)
     wrong = [k for k in built if k.check is not None and not k.check.ok]
     if wrong:
-        err.print(escape(f"error: {wrong[0].best.task.label()}: the library's output differs "
-                         f"from the reference: {wrong[0].check.mismatch}"))
+        err.print(escape(f"error: {wrong[0].best.task.label()}: the library's check failed: "
+                         f"{wrong[0].check.mismatch}"))
         raise typer.Exit(1)
 
 

@@ -83,9 +83,19 @@ def export_best(best: BestRecord, target: TargetInfo, out_dir: Path, *, check: b
     except Exception as exc:
         raise OrchestratorError(f"building the best config of {best.task.label()} failed: "
                                 f"{type(exc).__name__}: {_first_line(exc)}") from None
-    checked = check_library(library, best.task) if check else None
+    checked = _check(library, best.task) if check else None
     note.write_text(json.dumps(_note(best, target, source, checked), indent=1) + "\n")
     return ExportedKernel(best, library, note, checked)
+
+
+def _check(library: Path, task: Task) -> KernelCheck:
+    """:func:`check_library`, with a library that cannot be loaded or run as a failed
+    check rather than a traceback."""
+    try:
+        return check_library(library, task)
+    except Exception as exc:
+        return KernelCheck(f"the library did not run: {type(exc).__name__}: "
+                           f"{_first_line(exc)}")
 
 
 def file_stem(task: Task) -> str:

@@ -90,6 +90,24 @@ def test_an_out_that_is_a_file_is_a_one_line_error(tmp_path, host, space):
     store.close()
 
 
+def test_a_library_that_does_not_run_is_a_failed_check(tmp_path, host, space, monkeypatch):
+    import orchestrator.export as export
+
+    def broken(path, task):
+        raise RuntimeError("cannot load\nTVMError: undefined symbol: main")
+
+    store = HistoryStore.open(tmp_path / "h.db")
+    _record(store, host, _valid(space, 1)[0], 1e-3, space.template)
+    monkeypatch.setattr(export, "check_library", broken)
+    built = export_best(find_best(store, load_plugins(), TASK, host), host, tmp_path / "out",
+                        check=True)
+    assert built.check is not None and not built.check.ok
+    assert built.check.mismatch == ("the library did not run: RuntimeError: TVMError: "
+                                    "undefined symbol: main")
+    assert json.loads(built.note.read_text())["checked"]["matches_reference"] is False
+    store.close()
+
+
 def test_file_names_are_safe():
     assert file_stem(TASK) == "tiny_dense"
     unnamed = Task.create("dense", {"M": 16, "K": 32, "N": 16})
