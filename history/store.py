@@ -137,6 +137,16 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.close()
 
 
+def _row_id(conn: Any, table: Any, hashed: str, key: str) -> int | None:
+    """The id of ``table``'s row (tasks, targets) of ``key``, found by its hash; equal
+    hashes are not enough, the keys are compared."""
+    for row_id, row_key in conn.execute(select(table.id, table.key)
+                                        .where(table.key_hash == hashed)):
+        if row_key == key:
+            return int(row_id)
+    return None
+
+
 def _set_wal(cur: Any, tries: int = 100) -> None:
     """WAL mode. Switching a new file to it answers "database is locked" at once, without
     waiting, while another process opening the same file holds it: try again a while."""
@@ -272,26 +282,19 @@ class HistoryStore:
         to them)."""
         with self.engine.begin() as conn:
             begin_writing(conn, lock=table.__tablename__)
-            for row_id, row_key in conn.execute(
-                    select(table.id, table.key).where(table.key_hash == hashed)):
-                if row_key == key:
-                    return int(row_id)
+            found = _row_id(conn, table, hashed, key)
+            if found is not None:
+                return found
             made = conn.execute(insert(table).values(key_hash=hashed, key=key, **fields))
             return int(made.inserted_primary_key[0])
 
     def find_task(self, task: Task) -> int | None:
-        with Session(self.engine) as s:
-            for row in s.exec(select(TaskRow).where(TaskRow.key_hash == task.key_hash)):
-                if row.key == task.key:  # equal hash is not enough: compare the key
-                    return int(row.id)  # type: ignore[arg-type]
-        return None
+        with self.engine.connect() as conn:
+            return _row_id(conn, TaskRow, task.key_hash, task.key)
 
     def find_target(self, target: TargetInfo) -> int | None:
-        with Session(self.engine) as s:
-            for row in s.exec(select(TargetRow).where(TargetRow.key_hash == target.key_hash)):
-                if row.key == target.key:
-                    return int(row.id)  # type: ignore[arg-type]
-        return None
+        with self.engine.connect() as conn:
+            return _row_id(conn, TargetRow, target.key_hash, target.key)
 
     # -- runs ------------------------------------------------------------------------
     def start_run(self, *, task_id: int, target_id: int, resume_key: str, searcher: str,

@@ -59,3 +59,14 @@ def ensure_at_once(url: str, n: int = 4) -> list[Any]:
     and target on the history at ``url`` at one moment, each then recording the same three
     toy results: (task id, target id) each, or an error's text."""
     return run_at_once(_ensure_and_record, url, n)
+
+
+def row_counts(url: str, *tables: str) -> list[int]:
+    """How many rows each of ``tables`` of the history at ``url`` holds."""
+    store = HistoryStore.open(url, create=False)
+    try:
+        with store.engine.connect() as conn:
+            return [conn.exec_driver_sql(f"SELECT count(*) FROM {t}").scalar_one()
+                    for t in tables]
+    finally:
+        store.close()

@@ -21,7 +21,7 @@ from orchestrator.manager import load_plugins
 from orchestrator.space import LEGACY_TEMPLATE
 from orchestrator.testing import TOY_TASK, InterruptAfter, toy_results, toy_space
 from orchestrator.testing.conformance import TOY_TARGET
-from tests.history.at_once import ensure_at_once, open_at_once
+from tests.history.at_once import ensure_at_once, open_at_once, row_counts
 
 def _sql(url: str, *statements: str) -> list:
     engine = create_engine(url)
@@ -33,11 +33,15 @@ def _sql(url: str, *statements: str) -> list:
         engine.dispose()
 
 
-@pytest.fixture
-def empty(postgres_url: str) -> str:
-    engine = create_engine(postgres_url)
+def _drop_all(url: str) -> None:
+    engine = create_engine(url)
     SQLModel.metadata.drop_all(engine)
     engine.dispose()
+
+
+@pytest.fixture
+def empty(postgres_url: str) -> str:
+    _drop_all(postgres_url)
     return postgres_url
 
 
@@ -127,9 +131,7 @@ def test_two_commands_tune_real_kernels_into_one_postgres_history_at_once(empty,
 
 def test_commands_that_create_a_new_postgres_history_at_once_all_open_it(empty):
     for _ in range(5):
-        engine = create_engine(empty)
-        SQLModel.metadata.drop_all(engine)
-        engine.dispose()
+        _drop_all(empty)
         assert open_at_once(empty) == []
         store = HistoryStore.open(empty, create=False)
         assert store.count() == 0
@@ -139,14 +141,9 @@ def test_commands_that_create_a_new_postgres_history_at_once_all_open_it(empty):
 
 def test_commands_that_start_on_a_new_task_at_once_share_its_row_on_postgres(empty):
     for _ in range(5):
-        engine = create_engine(empty)
-        SQLModel.metadata.drop_all(engine)
-        engine.dispose()
+        _drop_all(empty)
         HistoryStore.open(empty).close()
         got = ensure_at_once(empty)
         assert len(got) == 4 and len(set(got)) == 1, got
-        store = HistoryStore.open(empty, create=False)
-        with store.engine.connect() as conn:  # one row per config, four timings of each
-            assert conn.exec_driver_sql("SELECT count(*) FROM configs").scalar_one() == 3
-            assert conn.exec_driver_sql("SELECT count(*) FROM measurements").scalar_one() == 12
-        store.close()
+        # one row per config, four timings of each
+        assert row_counts(empty, "configs", "measurements") == [3, 12]
