@@ -98,6 +98,19 @@ class KernelCheck:
         return ordered[len(ordered) // 2] if ordered else float("inf")
 
 
+def call(module: Any, inputs: Sequence[Any], output_shape: Sequence[int], dev: Any) -> list[Any]:
+    """Call ``module``'s entry once on fresh device copies of ``inputs`` (a wrong kernel may
+    write into them) and an output filled with NaN (so that what it leaves unwritten
+    shows); returns the arguments, the output last."""
+    import numpy as np
+    import tvm
+
+    args = [tvm.runtime.tensor(x, dev) for x in inputs]
+    args.append(tvm.runtime.tensor(np.full(tuple(output_shape), np.nan, "float32"), dev))
+    module[ENTRY](*args)
+    return args
+
+
 def check_library(path: str | os.PathLike[str], task: Task, *, repeat: int = 5,
                   rtol: float = 1e-3, atol: float = 1e-3, seed: int = 0) -> KernelCheck:
     """Load the CPU library at ``path`` in this process, compare its output on random
@@ -111,9 +124,7 @@ def check_library(path: str | os.PathLike[str], task: Task, *, repeat: int = 5,
     inputs: Sequence[Any] = task.operator.random_inputs(task.params, seed)
     reference = np.asarray(task.operator.reference(inputs, task.params), dtype="float32")
     module = tvm.runtime.load_module(os.fspath(path))
-    args = [tvm.runtime.tensor(x, dev) for x in inputs]
-    args.append(tvm.runtime.tensor(np.full(reference.shape, np.nan, "float32"), dev))
-    module[ENTRY](*args)
+    args = call(module, inputs, reference.shape, dev)
     threads = int(tvm.runtime.num_threads())
     mismatch = compare(args[-1].numpy(), reference, rtol, atol)
     if mismatch:

@@ -18,7 +18,7 @@ import time
 from collections import OrderedDict
 from typing import IO, Any
 
-from orchestrator.kernels import as_module, compare, schedule_function
+from orchestrator.kernels import ENTRY, as_module, call, compare, schedule_function
 from plugins.measure.sentinel import Sentinel, guarded_timing
 from plugins.measure.workerpool import PARENT_ENV, describe_exception
 
@@ -137,16 +137,12 @@ class RunHandler:
     def handle(self, req: dict[str, Any]) -> dict[str, Any]:
         from orchestrator.task import Task
 
-        np, tvm = self.np, self.tvm
+        tvm = self.tvm
         task = Task.from_dict(req["task"])
         inputs, reference = self._task_data(task, int(req.get("seed", 0)))
         try:
             module = tvm.runtime.load_module(req["path"])
-            # Fresh input tensors every time: a wrong kernel may write into its inputs.
-            args = [tvm.runtime.tensor(x, self.dev) for x in inputs]
-            args.append(tvm.runtime.tensor(np.full(reference.shape, np.nan, "float32"),
-                                           self.dev))
-            module["main"](*args)
+            args = call(module, inputs, reference.shape, self.dev)
         except Exception as exc:
             return _fail("run_error", describe_exception(exc))
         if req.get("check", True):
@@ -156,7 +152,7 @@ class RunHandler:
                 return _fail("wrong_answer", mismatch)
         try:
             timer = module.time_evaluator(
-                "main", self.dev, number=int(req.get("number", 1)),
+                ENTRY, self.dev, number=int(req.get("number", 1)),
                 repeat=int(req.get("repeat", 5)), min_repeat_ms=int(req.get("min_repeat_ms", 50)))
 
             def time_config() -> list[float]:
