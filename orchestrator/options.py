@@ -126,16 +126,20 @@ def coerce_options(owner: str, factory: Callable[..., Any], options: Mapping[str
             if open_ended:
                 out[name] = value
                 continue
-            known = sorted({*named, *also})
-            raise OptionError(f"{owner}: unknown option {name!r}; "
-                              + (f"known: {', '.join(known)}" if known
-                                 else "it takes no options"))
+            raise unknown_option(owner, name, {*named, *also})
         kind, nullable = _annotation_kind(par.annotation)
         if kind is None or (value is None and nullable):
             out[name] = value
         else:
             out[name] = _convert(owner, name, kind, value)
     return out
+
+
+def unknown_option(owner: str, name: str, known: Iterable[str]) -> OptionError:
+    """The one-line error for an option ``owner`` does not take, listing those it does."""
+    names = sorted(known)
+    return OptionError(f"{owner}: unknown option {name!r}; "
+                       + (f"known: {', '.join(names)}" if names else "it takes no options"))
 
 
 def at_least(owner: str, name: str, value: float, low: float) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 from deap import algorithms, base, tools
 
 from orchestrator.errors import OptionError
-from orchestrator.options import number, one_of, whole
+from orchestrator.options import number, one_of, unknown_option, whole
 from plugins.es.deap_support import Individual, module_random
 from plugins.es.population import PopulationSearcher, Positions, StrategySetup
 
@@ -100,8 +100,7 @@ class DeapES(PopulationSearcher):
             lambda_ = more.pop("lambda")
         if more:
             known = {*inspect.signature(DeapES).parameters, "lambda"} - {"more"}
-            raise OptionError(f"{n}: unknown option {sorted(more)[0]!r}; known: "
-                              + ", ".join(sorted(known)))
+            raise unknown_option(n, sorted(more)[0], known)
         super().__init__(**self.model_options(use_model, model_generations, workers))
         self.mu = whole(n, "mu", mu, 1)
         self.lambda_ = whole(n, "lambda", lambda_, 2)
