@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import json
+import math
 import logging
 import shutil
 import tempfile
@@ -14,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import OptionError
-from orchestrator.options import as_bool
+from orchestrator.options import as_bool, whole
+from orchestrator.options import number as a_number  # "number" is also an option here
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo, cpu_cores
@@ -67,27 +69,25 @@ class LocalMeasurer:
             raise OptionError(
                 f"{owner}: unknown option(s) {', '.join(sorted(unknown))}; "
                 f"known: {', '.join(known)}")
-        self.build_workers = _number(owner, "build_workers", build_workers, int) or cpu_cores()
-        self.build_timeout = _number(owner, "build_timeout", build_timeout, float)
-        self.run_timeout = _number(owner, "run_timeout", run_timeout, float)
-        self.number = _number(owner, "number", number, int)
-        self.repeat = _number(owner, "repeat", repeat, int)
-        self.min_repeat_ms = _number(owner, "min_repeat_ms", min_repeat_ms, int)
-        self.rtol = _number(owner, "rtol", rtol, float)
-        self.atol = _number(owner, "atol", atol, float)
-        self.seed = _number(owner, "seed", seed, int)
+        workers = None if build_workers is None else whole(owner, "build_workers",
+                                                            build_workers, 0)
+        self.build_workers = workers or cpu_cores()  # 0, like None: one per core
+        self.build_timeout = _seconds(owner, "build_timeout", build_timeout)
+        self.run_timeout = _seconds(owner, "run_timeout", run_timeout)
+        self.number = whole(owner, "number", number, 1)
+        self.repeat = whole(owner, "repeat", repeat, 1)
+        self.min_repeat_ms = whole(owner, "min_repeat_ms", min_repeat_ms, 0)
+        self.rtol = a_number(owner, "rtol", rtol, 0.0)
+        self.atol = a_number(owner, "atol", atol, 0.0)
+        self.seed = whole(owner, "seed", seed, 0)
         self.check = as_bool(owner, "check", check)
         self.prestart = as_bool(owner, "prestart", prestart)
         self.early_sentinel = as_bool(owner, "early_sentinel", early_sentinel)
-        self.guard = _number(owner, "guard", guard, float)
-        self.guard_wait = _number(owner, "guard_wait", guard_wait, float)
-        if not self.guard >= 0 or not self.guard_wait >= 0:  # also rejects NaN
-            raise OptionError(
-                f"{owner}: guard and guard_wait must be >= 0 (guard 0 = off), got "
-                f"guard={guard!r}, guard_wait={guard_wait!r}")
+        self.guard = a_number(owner, "guard", guard, 0.0)  # 0 turns it off
+        self.guard_wait = a_number(owner, "guard_wait", guard_wait, 0.0)
         self.guard_counts = {"retimed": 0, "slowed": 0}
         self._guard_warned = False
-        self.startup_timeout = _number(owner, "startup_timeout", startup_timeout, float)
+        self.startup_timeout = _seconds(owner, "startup_timeout", startup_timeout)
         self._root: Path | None = None
         self._remove_root: weakref.finalize | None = None
         self._builders: WorkerPool | None = None
@@ -226,12 +226,9 @@ class LocalMeasurer:
                         "does not wait again for 5 minutes)", slowed, self.guard_wait)
 
 
-def _number(owner: str, name: str, value: Any, kind: type) -> Any:
-    """An option as ``kind`` (int or float); a one-line error for what is not a number."""
-    try:
-        return kind(value) if value is not None else None
-    except (TypeError, ValueError):
-        raise OptionError(f"{owner}: option {name} takes a number, got {value!r}") from None
+def _seconds(owner: str, name: str, value: Any) -> float:
+    """A time limit: a number of seconds above 0."""
+    return a_number(owner, name, value, 0.0, math.inf, low_open=True)
 
 
 _BUILD_STATUS = {"invalid_config": MeasureStatus.INVALID_CONFIG,

@@ -506,7 +506,7 @@ def test_turns_runs_pass_confirm_to_every_searcher(tmp_path):
     assert {exp.options(v).confirm for v in load_script("gga_turns").searchers(exp)} == {2}
 
 
-@pytest.mark.parametrize("option, message", [("guard=-1", "guard and guard_wait must be >= 0"),
+@pytest.mark.parametrize("option, message", [("guard=-1", "option guard must be >= 0.0"),
                                              ("guards=1", "unknown option(s) guards")])
 def test_a_bad_measurer_option_is_a_one_line_error_before_anything_runs(tmp_path, capsys,
                                                                        option, message):

@@ -19,7 +19,7 @@ from orchestrator.errors import OptionError, OrchestratorError
 from orchestrator.kernels import compare
 from orchestrator.registry import ComponentRegistry
 from orchestrator.result import MeasureResult, MeasureStatus
-from orchestrator.target import TargetInfo, detect_host
+from orchestrator.target import TargetInfo, cpu_cores, detect_host
 from plugins.measure import orchestrator_add_measurers
 from plugins.measure.local import LocalMeasurer
 from plugins.measure.workerpool import one_line
@@ -219,6 +219,20 @@ def test_registered_as_local() -> None:
     with pytest.raises(OptionError,
                        match="^measurer 'local': option guard takes a number, got 'abc'$"):
         LocalMeasurer(guard="abc")
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"number": 8.5}, "option number takes a whole number, got 8.5"),
+    ({"repeat": 0}, "option repeat must be >= 1, got 0"),
+    ({"min_repeat_ms": -1}, "option min_repeat_ms must be >= 0, got -1"),
+    ({"build_timeout": 0}, r"option build_timeout must be within \(0.0, inf\], got 0.0"),
+    ({"rtol": -1e-3}, "option rtol must be >= 0.0, got -0.001"),
+    ({"build_workers": -2}, "option build_workers must be >= 0, got -2")])
+def test_numeric_options_are_checked_not_truncated(options: dict, message: str) -> None:
+    with pytest.raises(OptionError, match=f"^measurer 'local': {message}$"):
+        LocalMeasurer(**options)
+    ok = LocalMeasurer(number=2.0, build_workers=0, repeat="3")  # integral values convert
+    assert (ok.number, ok.repeat, ok.build_workers) == (2, 3, cpu_cores())
 
 
 def test_compare_tolerance_and_nan() -> None:

@@ -286,8 +286,10 @@ def test_a_guarded_measurer_times_real_kernels(guarded: LocalMeasurer,
     assert set(counts) == {"retimed", "slowed"} and all(v >= 0 for v in counts.values())
 
 
-@pytest.mark.parametrize("options", [{"guard": -0.1}, {"guard_wait": -1},
-                                     {"guard": float("nan")}])
-def test_bad_guard_options_are_one_line_errors(options: dict) -> None:
-    with pytest.raises(OrchestratorError, match="guard and guard_wait must be >= 0"):
+@pytest.mark.parametrize("options, message", [
+    ({"guard": -0.1}, "option guard must be >= 0.0, got -0.1"),
+    ({"guard_wait": -1}, "option guard_wait must be >= 0.0, got -1.0"),
+    ({"guard": float("nan")}, "option guard must be >= 0.0, got nan")])
+def test_bad_guard_options_are_one_line_errors(options: dict, message: str) -> None:
+    with pytest.raises(OrchestratorError, match=f"^measurer 'local': {message}$"):
         LocalMeasurer(**options)
