@@ -53,7 +53,8 @@ def test_gpu_timing_defaults_and_overrides() -> None:
 def test_unknown_options_are_named() -> None:
     with pytest.raises(OrchestratorError, match="^measurer 'cuda': unknown option.*bogus.*device"):
         CudaMeasurer(bogus=1)
-    with pytest.raises(OrchestratorError, match="^measurer 'cuda': option repeat takes a number"):
+    with pytest.raises(OrchestratorError,
+                       match="^measurer 'cuda': option repeat takes a whole number"):
         CudaMeasurer(repeat="often")
 
 
