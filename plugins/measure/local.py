@@ -5,8 +5,8 @@ from __future__ import annotations
 import inspect
 import itertools
 import json
-import math
 import logging
+import math
 import shutil
 import tempfile
 import weakref
