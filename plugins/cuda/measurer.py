@@ -19,6 +19,7 @@ from typing import Any
 
 from orchestrator.errors import OptionError, OrchestratorError
 from orchestrator.gpus import local_gpu_names, spec_for_name
+from orchestrator.options import whole
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo
@@ -60,7 +61,7 @@ class CudaMeasurer(LocalMeasurer):
         if self.guard > 0:
             raise OptionError(f"measurer {NAME!r}: the contention guard (guard) watches the "
                               "CPU and is for the local measurer; leave it out")
-        self.device = int(device)
+        self.device = whole(f"measurer {NAME!r}", "device", device, 0)
         self._checked: str | None = None  # target key whose GPU was found usable
         self._arch = ""
 

@@ -56,6 +56,9 @@ def test_unknown_options_are_named() -> None:
     with pytest.raises(OrchestratorError,
                        match="^measurer 'cuda': option repeat takes a whole number"):
         CudaMeasurer(repeat="often")
+    with pytest.raises(OrchestratorError,
+                       match=r"^measurer 'cuda': option device takes a whole number, got 0\.5$"):
+        CudaMeasurer(device=0.5)  # was truncated to GPU 0, as the local measurer's numbers were
 
 
 def test_cpu_targets_are_refused() -> None:
