@@ -137,15 +137,26 @@ def coerce_options(owner: str, factory: Callable[..., Any], options: Mapping[str
 
 def unknown_option(owner: str, name: str, known: Iterable[str]) -> OptionError:
     """The one-line error for an option ``owner`` does not take, listing those it does."""
-    names = sorted(known)
-    return OptionError(f"{owner}: unknown option {name!r}; "
-                       + (f"known: {', '.join(names)}" if names else "it takes no options"))
+    return unknown_options(owner, [name], known)
 
 
-def at_least(owner: str, name: str, value: float, low: float) -> None:
-    """A one-line :class:`OptionError` unless ``value >= low`` (NaN fails)."""
-    if not value >= low:
-        raise OptionError(f"{owner}: option {name} must be >= {low}, got {value}")
+def unknown_options(owner: str, names: Iterable[str], known: Iterable[str]) -> OptionError:
+    """The one-line error for options ``owner`` does not take (one or more, as a
+    ``**kwargs`` component finds them), listing those it does."""
+    given = sorted(names)
+    listed = sorted(known)
+    return OptionError(f"{owner}: unknown option{'s' if len(given) > 1 else ''} "
+                       f"{', '.join(map(repr, given))}; "
+                       + (f"known: {', '.join(listed)}" if listed else "it takes no options"))
+
+
+def at_least(owner: str, name: str, value: float, low: float, *,
+             low_open: bool = False) -> None:
+    """A one-line :class:`OptionError` unless ``value >= low`` (``value > low`` with
+    ``low_open``; NaN fails)."""
+    if not (value > low if low_open else value >= low):
+        raise OptionError(f"{owner}: option {name} must be {'>' if low_open else '>='} "
+                          f"{low}, got {value}")
 
 
 def within(owner: str, name: str, value: float, low: float, high: float, *,
@@ -166,16 +177,15 @@ def whole(owner: str, name: str, value: Any, low: int, high: int | None = None) 
 
 def number(owner: str, name: str, value: Any, low: float, high: float | None = None, *,
            low_open: bool = False) -> float:
-    """``value`` as a float of at least ``low`` (above it with ``low_open``, which needs
-    ``high``) and at most ``high``; text converts, a bool or anything else is a one-line
-    :class:`OptionError`."""
+    """``value`` as a float of at least ``low`` (above it with ``low_open``) and at most
+    ``high``; text converts, a bool or anything else is a one-line :class:`OptionError`."""
     return _bounded(owner, name, _convert(owner, name, "float", value), low, high, low_open)
 
 
 def _bounded(owner: str, name: str, value: Any, low: float, high: float | None,
              low_open: bool = False) -> Any:
     if high is None:
-        at_least(owner, name, value, low)
+        at_least(owner, name, value, low, low_open=low_open)
     else:
         within(owner, name, value, low, high, low_open=low_open)
     return value

@@ -9,7 +9,6 @@ config by config.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import shutil
 import tempfile
 import weakref
@@ -19,12 +18,12 @@ from typing import Any
 
 from orchestrator.errors import OptionError, OrchestratorError
 from orchestrator.gpus import local_gpu_names, spec_for_name
-from orchestrator.options import whole
+from orchestrator.options import unknown_options, whole
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo
 from plugins.cuda.worker import DEVICE_ENV, CudaPool
-from plugins.measure.local import LocalMeasurer
+from plugins.measure.local import LocalMeasurer, local_option_names
 from plugins.measure.workerpool import Outcome, WorkerPool
 
 NAME = "cuda"
@@ -43,12 +42,9 @@ class CudaMeasurer(LocalMeasurer):
     name = NAME
 
     def __init__(self, *, device: int = 0, **options: Any) -> None:
-        known = set(inspect.signature(LocalMeasurer).parameters) - {"unknown"}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise OptionError(
-                f"measurer {NAME!r}: unknown option(s) {', '.join(unknown)}; known: "
-                f"{', '.join(sorted(known | {'device'}))}")
+        known = local_option_names()
+        if unknown := set(options) - set(known):
+            raise unknown_options(f"measurer {NAME!r}", unknown, [*known, "device"])
         options.setdefault("build_timeout", 120.0)
         # GPU kernels take microseconds: 3 repeats of at least 10 ms each spread by 0.06%
         # (median; 0.18% at the 90th percentile) over 1,206 kernels on an H100

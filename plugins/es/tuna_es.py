@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -87,8 +86,8 @@ class TunaES(PopulationSearcher):
                  use_model: bool = True, model_generations: int = 5, workers: int = 1) -> None:
         n = self.owner()
         super().__init__(**self.model_options(use_model, model_generations, workers))
-        self.lr = number(n, "lr", lr, 0.0, math.inf, low_open=True)
-        self.sigma = number(n, "sigma", sigma, 0.0, math.inf, low_open=True)
+        self.lr = number(n, "lr", lr, 0.0, low_open=True)
+        self.sigma = number(n, "sigma", sigma, 0.0, low_open=True)
         self.population = whole(n, "population", population, 2)
 
     def make_strategy(self, setup: StrategySetup) -> TunaStrategy:

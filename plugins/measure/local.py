@@ -6,7 +6,6 @@ import inspect
 import itertools
 import json
 import logging
-import math
 import shutil
 import tempfile
 import weakref
@@ -14,8 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.errors import OptionError
-from orchestrator.options import as_bool, whole
+from orchestrator.options import as_bool, unknown_options, whole
 from orchestrator.options import number as a_number  # "number" is also an option here
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import Config, Space
@@ -65,10 +63,7 @@ class LocalMeasurer:
                  startup_timeout: float = STARTUP_TIMEOUT, **unknown: Any) -> None:
         owner = f"measurer {self.name!r}"  # as the registry names it in option errors
         if unknown:
-            known = [p for p in inspect.signature(LocalMeasurer).parameters if p != "unknown"]
-            raise OptionError(
-                f"{owner}: unknown option(s) {', '.join(sorted(unknown))}; "
-                f"known: {', '.join(known)}")
+            raise unknown_options(owner, unknown, local_option_names())
         workers = None if build_workers is None else whole(owner, "build_workers",
                                                             build_workers, 0)
         self.build_workers = workers or cpu_cores()  # 0, like None: one per core
@@ -226,9 +221,15 @@ class LocalMeasurer:
                         "does not wait again for 5 minutes)", slowed, self.guard_wait)
 
 
+def local_option_names() -> list[str]:
+    """The options :class:`LocalMeasurer` takes by name (those measurers extending it
+    pass on)."""
+    return [p for p in inspect.signature(LocalMeasurer).parameters if p != "unknown"]
+
+
 def _seconds(owner: str, name: str, value: Any) -> float:
     """A time limit: a number of seconds above 0."""
-    return a_number(owner, name, value, 0.0, math.inf, low_open=True)
+    return a_number(owner, name, value, 0.0, low_open=True)
 
 
 _BUILD_STATUS = {"invalid_config": MeasureStatus.INVALID_CONFIG,

@@ -6,7 +6,8 @@ from typing import Optional, Union
 import pytest
 
 from orchestrator.errors import OptionError, OrchestratorError
-from orchestrator.options import as_bool, at_least, coerce_options, number, one_of, whole, within
+from orchestrator.options import (as_bool, at_least, coerce_options, number, one_of,
+                                  unknown_option, unknown_options, whole, within)
 
 
 @pytest.mark.parametrize("value,expected", [
@@ -89,6 +90,13 @@ def test_also_lists_the_options_a_factory_passes_on():
         coerce_options("s", lambda: None, {"bogus": 1})
 
 
+def test_unknown_options_one_or_several_are_named_with_those_known():
+    assert str(unknown_option("m", "x", ["b", "a"])) == "m: unknown option 'x'; known: a, b"
+    assert str(unknown_options("m", ["x"], ["a"])) == "m: unknown option 'x'; known: a"
+    assert (str(unknown_options("m", {"y", "x"}, [])) ==
+            "m: unknown options 'x', 'y'; it takes no options")
+
+
 def test_ranges():
     at_least("p", "n", 1, 1)
     within("p", "t", 0.0, 0.0, 1.0)
@@ -101,6 +109,7 @@ def test_ranges():
 def test_whole_number_and_one_of_convert_command_line_text_and_check_the_range():
     assert whole("p", "n", "3", 0) == 3 and whole("p", "n", 4.0, 0, 4) == 4
     assert number("p", "x", "0.25", 0.0, 1.0) == 0.25 and number("p", "x", 2, 0.0) == 2.0
+    assert number("p", "x", "1e-9", 0.0, low_open=True) == 1e-9
     assert one_of("p", "c", "b", ("a", "b")) == "b"
     for call, message in [
             (lambda: whole("p", "n", -1, 0), r"^p: option n must be >= 0, got -1$"),
@@ -111,6 +120,10 @@ def test_whole_number_and_one_of_convert_command_line_text_and_check_the_range()
             (lambda: number("p", "x", float("nan"), 0.0, 1.0), "must be within"),
             (lambda: number("p", "x", 0, 0.0, 1.0, low_open=True),
              r"^p: option x must be within \(0.0, 1.0\], got 0.0$"),
+            (lambda: number("p", "x", "0", 0.0, low_open=True),
+             r"^p: option x must be > 0.0, got 0.0$"),
+            (lambda: number("p", "x", float("nan"), 0.0, low_open=True),
+             "must be > 0.0, got nan$"),
             (lambda: one_of("p", "c", "z", ("a", "b")), "^p: option c must be one of a, b, got 'z'$"),
             (lambda: one_of("p", "c", None, ("a", "b")), "must be one of a, b, got None$")]:
         with pytest.raises(OptionError, match=message):

@@ -39,7 +39,7 @@ def test_json_numbers_are_accepted_too() -> None:
 
 @pytest.mark.parametrize(("factory", "options", "message"), [
     (TunaES, {"lr": "fast"}, "searcher 'tuna-es': option lr takes a number, got 'fast'"),
-    (TunaES, {"sigma": "0"}, "searcher 'tuna-es': option sigma must be within (0.0, inf]"),
+    (TunaES, {"sigma": "0"}, "searcher 'tuna-es': option sigma must be > 0.0"),
     (TunaES, {"population": "2.5"}, "option population takes a whole number, got '2.5'"),
     (TunaES, {"use_model": "maybe"}, "option use_model must be true or false"),
     (TunaES, {"learning_rate": "0.1"}, "unknown option 'learning_rate'; known: lr, "),

@@ -507,7 +507,7 @@ def test_turns_runs_pass_confirm_to_every_searcher(tmp_path):
 
 
 @pytest.mark.parametrize("option, message", [("guard=-1", "option guard must be >= 0.0"),
-                                             ("guards=1", "unknown option(s) guards")])
+                                             ("guards=1", "unknown option 'guards'")])
 def test_a_bad_measurer_option_is_a_one_line_error_before_anything_runs(tmp_path, capsys,
                                                                        option, message):
     gt = load_script("gga_turns")

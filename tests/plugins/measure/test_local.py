@@ -200,7 +200,8 @@ def test_registered_as_local() -> None:
     assert m.repeat == 3 and m.build_timeout == 10.0
     assert m.guard == 0.25 and m.guard_wait == 20.0  # the contention guard is on by default
     assert registry.get("local").description
-    with pytest.raises(OrchestratorError, match="unknown option.*repeats.*known: build_workers"):
+    with pytest.raises(OrchestratorError,
+                       match="unknown option 'repeats'.*known: atol, build_timeout"):
         registry.create("local", repeats=3)
     with pytest.raises(OrchestratorError, match="option guard takes a number, got 'abc'"):
         registry.create("local", guard="abc")
@@ -214,7 +215,7 @@ def test_registered_as_local() -> None:
         registry.create("local", prestart="later")
     # made in Python, it names itself as the registry does
     with pytest.raises(OptionError,
-                       match=r"^measurer 'local': unknown option\(s\) repeats; known: "):
+                       match=r"^measurer 'local': unknown option 'repeats'; known: "):
         LocalMeasurer(repeats=3)
     with pytest.raises(OptionError,
                        match="^measurer 'local': option guard takes a number, got 'abc'$"):
@@ -225,7 +226,7 @@ def test_registered_as_local() -> None:
     ({"number": 8.5}, "option number takes a whole number, got 8.5"),
     ({"repeat": 0}, "option repeat must be >= 1, got 0"),
     ({"min_repeat_ms": -1}, "option min_repeat_ms must be >= 0, got -1"),
-    ({"build_timeout": 0}, r"option build_timeout must be within \(0.0, inf\], got 0.0"),
+    ({"build_timeout": 0}, "option build_timeout must be > 0.0, got 0.0"),
     ({"rtol": -1e-3}, "option rtol must be >= 0.0, got -0.001"),
     ({"build_workers": -2}, "option build_workers must be >= 0, got -2")])
 def test_numeric_options_are_checked_not_truncated(options: dict, message: str) -> None:
