@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from orchestrator.gpus import GpuSpec, gpu_spec
-from orchestrator.options import coerce_options
+from orchestrator.options import coerce_options, whole
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo, resolve_target
@@ -87,8 +87,9 @@ class RegressionCostModel(_GpuModel):
         self._trained: TrainedModel | None = None
         self._loaded = False
         self._online: Forest | None = None
-        self.min_online = int(min_online)
-        self.seed = int(seed)
+        owner = f"cost model {self.name!r}"  # as the registry names it in option errors
+        self.min_online = whole(owner, "min_online", min_online, 1)
+        self.seed = whole(owner, "seed", seed, 0)
 
     @classmethod
     def with_model(cls, model: TrainedModel,

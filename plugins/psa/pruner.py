@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import random
 
+from orchestrator.options import number, whole
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo
 from plugins.psa.analysis import Analyzer, describe
@@ -66,12 +67,12 @@ class PsaPruner:
     def __init__(self, *, size: int = DEFAULT_SIZE, explore: float = DEFAULT_EXPLORE,
                  seed: int = 0, max_enumerate: int = MAX_ENUMERATE,
                  sample_size: int = SAMPLE_SIZE) -> None:
-        if int(size) <= 0:
-            raise PsaError(f"pruner psa: size must be positive, got {size}")
-        if not 0.0 <= float(explore) <= 1.0:
-            raise PsaError(f"pruner psa: explore is a share between 0 and 1, got {explore}")
-        self.size, self.explore, self.seed = int(size), float(explore), int(seed)
-        self.max_enumerate, self.sample_size = int(max_enumerate), int(sample_size)
+        owner = "pruner 'psa'"  # as the registry names it in option errors
+        self.size = whole(owner, "size", size, 1)
+        self.explore = number(owner, "explore", explore, 0.0, 1.0)
+        self.seed = whole(owner, "seed", seed, 0)
+        self.max_enumerate = whole(owner, "max_enumerate", max_enumerate, 0)
+        self.sample_size = whole(owner, "sample_size", sample_size, 1)
 
     def rank(self, space: Space, target: TargetInfo) -> tuple[list[tuple[float, Config]], bool]:
         """(estimated seconds, config) of every launchable config ranked, and whether sampled."""

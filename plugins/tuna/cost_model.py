@@ -32,7 +32,7 @@ class TunaCostModel:
                  timeout: float = DEFAULT_TIMEOUT, opt_level: int | None = None) -> None:
         self.scorer = StaticScorer(workers=workers, cache_dir=cache_dir,
                                    coefficients=coefficients, timeout=timeout,
-                                   opt_level=opt_level)
+                                   opt_level=opt_level, owner="cost model 'tuna'")
         self._target = target
 
     @property

@@ -126,8 +126,9 @@ class FeatureEngine:
             self._root = None
 
 
-def check_opt_level(value: int | str | None) -> int | None:
-    """``value`` as an LLVM optimization level of :data:`OPT_LEVELS`, None kept (TVM's)."""
+def check_opt_level(value: int | str | None, owner: str = "tuna") -> int | None:
+    """``value`` as an LLVM optimization level of :data:`OPT_LEVELS`, None kept (TVM's);
+    else a one-line error naming ``owner``."""
     if value is None:
         return None
     try:
@@ -136,7 +137,7 @@ def check_opt_level(value: int | str | None) -> int | None:
         level = -1
     if level not in OPT_LEVELS:
         raise OrchestratorError(
-            f"tuna: opt_level {value!r} is not an LLVM optimization level; use one of "
+            f"{owner}: opt_level {value!r} is not an LLVM optimization level; use one of "
             f"{', '.join(map(str, OPT_LEVELS))} (3 is what TVM builds)")
     return level
 

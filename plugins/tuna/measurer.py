@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.errors import OrchestratorError
+from orchestrator.options import unknown_options
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo
@@ -35,14 +35,13 @@ class StaticMeasurer:
     def __init__(self, *, workers: int | None = None, cache_dir: str | Path | None = None,
                  coefficients: str | Path | None = None, timeout: float = DEFAULT_TIMEOUT,
                  opt_level: int | None = None, **unknown: Any) -> None:
+        owner = f"measurer {NAME!r}"  # as the registry names it in option errors
         if unknown:
             known = [p for p in inspect.signature(StaticMeasurer).parameters if p != "unknown"]
-            raise OrchestratorError(
-                f"static measurer: unknown option(s) {', '.join(sorted(unknown))}; "
-                f"known: {', '.join(known)}")
-        self.scorer = StaticScorer(workers=None if workers is None else int(workers),
-                                   cache_dir=cache_dir, coefficients=coefficients,
-                                   timeout=float(timeout), opt_level=opt_level)
+            raise unknown_options(owner, unknown, known)
+        self.scorer = StaticScorer(workers=workers, cache_dir=cache_dir,
+                                   coefficients=coefficients, timeout=timeout,
+                                   opt_level=opt_level, owner=owner)
 
     def measure(self, space: Space, target: TargetInfo,
                 configs: Sequence[Config]) -> list[MeasureResult]:

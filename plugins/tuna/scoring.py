@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from orchestrator.options import number, whole
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo
 from plugins.tuna.arch import family
 from plugins.tuna.cache import Entry
 from plugins.tuna.coefficients import Coefficients, load
-from plugins.tuna.engine import DEFAULT_TIMEOUT, FeatureEngine
+from plugins.tuna.engine import DEFAULT_TIMEOUT, FeatureEngine, check_opt_level
 from plugins.tuna.features import Features
 
 
@@ -19,9 +20,13 @@ class StaticScorer:
 
     def __init__(self, *, workers: int | None = None, cache_dir: str | Path | None = None,
                  coefficients: str | Path | None = None,
-                 timeout: float = DEFAULT_TIMEOUT, opt_level: int | None = None) -> None:
-        self.engine = FeatureEngine(workers=workers, cache_dir=cache_dir, timeout=timeout,
-                                    opt_level=opt_level)
+                 timeout: float = DEFAULT_TIMEOUT, opt_level: int | None = None,
+                 owner: str = "tuna") -> None:
+        # Checked here, where the plugin's name is known (``owner``, as option errors name it).
+        self.engine = FeatureEngine(
+            workers=None if workers is None else whole(owner, "workers", workers, 0),
+            cache_dir=cache_dir, timeout=number(owner, "timeout", timeout, 0.0, low_open=True),
+            opt_level=check_opt_level(opt_level, owner))
         self.coefficients_path = coefficients
         self._coefficients: dict[str, Coefficients] = {}
 

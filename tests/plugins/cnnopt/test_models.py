@@ -7,6 +7,7 @@ import random
 import numpy as np
 import pytest
 
+from orchestrator.errors import OptionError
 from orchestrator.gpus import GPUS
 from plugins.cnnopt.capacity import CapacityPruner
 from plugins.cnnopt.cost_models import AnalyticalCostModel, RegressionCostModel
@@ -125,3 +126,14 @@ def _host_like():
     from dataclasses import replace
 
     return replace(H100, kind="llvm")
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"min_online": 0}, r"^cost model 'cnnopt-hybrid': option min_online must be >= 1, got 0$"),
+    ({"min_online": 2.5}, "option min_online takes a whole number, got 2.5$"),
+    ({"seed": -3}, r"^cost model 'cnnopt-hybrid': option seed must be >= 0, got -3$"),
+])
+def test_numeric_options_are_checked_not_truncated(options, message):
+    with pytest.raises(OptionError, match=message):
+        RegressionCostModel("hybrid", **options)
+    assert RegressionCostModel("ml", min_online="4").min_online == 4

@@ -131,11 +131,18 @@ def test_space_without_kernel_plan_is_refused_in_one_line() -> None:
     assert "\n" not in str(exc.value)
 
 
-def test_options_are_checked() -> None:
-    with pytest.raises(OrchestratorError):
-        PsaPruner(size=0)
-    with pytest.raises(OrchestratorError):
-        PsaPruner(explore=1.5)
+@pytest.mark.parametrize("options, message", [
+    ({"size": 0}, r"^pruner 'psa': option size must be >= 1, got 0$"),
+    ({"size": 2.5}, r"^pruner 'psa': option size takes a whole number, got 2.5$"),
+    ({"explore": 1.5}, r"^pruner 'psa': option explore must be within \[0.0, 1.0\], got 1.5$"),
+    ({"seed": -1}, "option seed must be >= 0, got -1$"),
+    ({"sample_size": 0}, "option sample_size must be >= 1, got 0$"),
+    ({"max_enumerate": "many"}, "option max_enumerate takes a whole number, got 'many'$"),
+])
+def test_options_are_checked(options, message) -> None:
+    with pytest.raises(OrchestratorError, match=message):
+        PsaPruner(**options)
+    assert PsaPruner(size="3", explore="0.5").size == 3  # text from the command line
 
 
 def test_cost_model_scores_minus_latency() -> None:

@@ -132,3 +132,24 @@ def test_an_unknown_opt_level_is_a_one_line_error():
                                                 r"level; use one of 0, 1, 2, 3") as err:
         StaticMeasurer(workers=0, opt_level="fast")
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"workers": 1.5}, "^measurer 'static': option workers takes a whole number, got 1.5$"),
+    ({"workers": -1}, "^measurer 'static': option workers must be >= 0, got -1$"),
+    ({"timeout": 0}, "^measurer 'static': option timeout must be > 0.0, got 0.0$"),
+    ({"timeout": "soon"}, "option timeout takes a number, got 'soon'$"),
+    ({"opt_level": 7}, "^measurer 'static': opt_level 7 is not an LLVM optimization level"),
+    ({"worker": 2}, "^measurer 'static': unknown option 'worker'; known: cache_dir, "),
+])
+def test_options_are_checked_not_truncated(options, message):
+    with pytest.raises(OrchestratorError, match=message) as err:
+        StaticMeasurer(**options)
+    assert "\n" not in str(err.value)
+
+
+def test_the_cost_model_names_itself_in_option_errors():
+    from plugins.tuna.cost_model import TunaCostModel
+    with pytest.raises(OrchestratorError, match="^cost model 'tuna': option workers must be >= 0"):
+        TunaCostModel(workers=-2)
+    assert StaticMeasurer(workers="0", timeout="5").scorer.engine.timeout == 5.0
