@@ -19,7 +19,8 @@ import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
-from orchestrator.errors import OrchestratorError
+from orchestrator.errors import OptionError
+from orchestrator.options import whole
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo, cpu_cores
 from plugins.tuna.cache import Entry, FeatureCache, Failure
@@ -131,12 +132,12 @@ def check_opt_level(value: int | str | None, owner: str = "tuna") -> int | None:
     else a one-line error naming ``owner``."""
     if value is None:
         return None
-    try:
-        level = int(value)
-    except (TypeError, ValueError):
+    try:  # int() would truncate 2.5 to 2 and take True as 1
+        level = whole(owner, "opt_level", value, 0)
+    except OptionError:
         level = -1
     if level not in OPT_LEVELS:
-        raise OrchestratorError(
+        raise OptionError(
             f"{owner}: opt_level {value!r} is not an LLVM optimization level; use one of "
             f"{', '.join(map(str, OPT_LEVELS))} (3 is what TVM builds)")
     return level

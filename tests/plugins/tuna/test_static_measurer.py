@@ -140,6 +140,8 @@ def test_an_unknown_opt_level_is_a_one_line_error():
     ({"timeout": 0}, "^measurer 'static': option timeout must be > 0.0, got 0.0$"),
     ({"timeout": "soon"}, "option timeout takes a number, got 'soon'$"),
     ({"opt_level": 7}, "^measurer 'static': opt_level 7 is not an LLVM optimization level"),
+    ({"opt_level": 2.5}, "opt_level 2.5 is not an LLVM optimization level"),
+    ({"opt_level": True}, "opt_level True is not an LLVM optimization level"),
     ({"worker": 2}, "^measurer 'static': unknown option 'worker'; known: cache_dir, "),
 ])
 def test_options_are_checked_not_truncated(options, message):
@@ -152,4 +154,5 @@ def test_the_cost_model_names_itself_in_option_errors():
     from plugins.tuna.cost_model import TunaCostModel
     with pytest.raises(OrchestratorError, match="^cost model 'tuna': option workers must be >= 0"):
         TunaCostModel(workers=-2)
-    assert StaticMeasurer(workers="0", timeout="5").scorer.engine.timeout == 5.0
+    made = StaticMeasurer(workers="0", timeout="5", opt_level="2")
+    assert made.scorer.engine.timeout == 5.0 and made.scorer.engine.opt_level == 2
