@@ -75,6 +75,13 @@ def _parameters(factory: Callable[..., Any]) -> tuple[dict[str, inspect.Paramete
     return named, any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
+def option_names(factory: Callable[..., Any]) -> list[str]:
+    """The options ``factory`` takes by name, in its signature's order (not those it
+    takes by ``**kwargs``); for a component that checks its ``**kwargs`` itself."""
+    found = _parameters(factory)
+    return list(found[0]) if found else []
+
+
 def _convert(owner: str, name: str, kind: str, value: Any) -> Any:
     if kind == "bool":
         return as_bool(owner, name, value)

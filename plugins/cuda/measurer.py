@@ -18,12 +18,12 @@ from typing import Any
 
 from orchestrator.errors import OptionError, OrchestratorError
 from orchestrator.gpus import local_gpu_names, spec_for_name
-from orchestrator.options import unknown_options, whole
+from orchestrator.options import option_names, unknown_options, whole
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo
 from plugins.cuda.worker import DEVICE_ENV, CudaPool
-from plugins.measure.local import LocalMeasurer, local_option_names
+from plugins.measure.local import LocalMeasurer
 from plugins.measure.workerpool import Outcome, WorkerPool
 
 NAME = "cuda"
@@ -42,7 +42,7 @@ class CudaMeasurer(LocalMeasurer):
     name = NAME
 
     def __init__(self, *, device: int = 0, **options: Any) -> None:
-        known = local_option_names()
+        known = option_names(LocalMeasurer)
         if unknown := set(options) - set(known):
             raise unknown_options(f"measurer {NAME!r}", unknown, [*known, "device"])
         options.setdefault("build_timeout", 120.0)

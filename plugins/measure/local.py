@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import json
 import logging
@@ -13,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.options import as_bool, unknown_options, whole
+from orchestrator.options import as_bool, option_names, unknown_options, whole
 from orchestrator.options import number as a_number  # "number" is also an option here
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import Config, Space
@@ -63,7 +62,7 @@ class LocalMeasurer:
                  startup_timeout: float = STARTUP_TIMEOUT, **unknown: Any) -> None:
         owner = f"measurer {self.name!r}"  # as the registry names it in option errors
         if unknown:
-            raise unknown_options(owner, unknown, local_option_names())
+            raise unknown_options(owner, unknown, option_names(LocalMeasurer))
         workers = None if build_workers is None else whole(owner, "build_workers",
                                                             build_workers, 0)
         self.build_workers = workers or cpu_cores()  # 0, like None: one per core
@@ -219,12 +218,6 @@ class LocalMeasurer:
             log.warning("local measurer: %d timing(s) kept although the machine was slowed "
                         "(contention guard: it stayed slow past guard_wait=%gs, and the guard "
                         "does not wait again for 5 minutes)", slowed, self.guard_wait)
-
-
-def local_option_names() -> list[str]:
-    """The options :class:`LocalMeasurer` takes by name (those measurers extending it
-    pass on)."""
-    return [p for p in inspect.signature(LocalMeasurer).parameters if p != "unknown"]
 
 
 def _seconds(owner: str, name: str, value: Any) -> float:

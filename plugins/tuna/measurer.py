@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.options import unknown_options
+from orchestrator.options import option_names, unknown_options
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo
@@ -37,8 +36,7 @@ class StaticMeasurer:
                  opt_level: int | None = None, **unknown: Any) -> None:
         owner = f"measurer {NAME!r}"  # as the registry names it in option errors
         if unknown:
-            known = [p for p in inspect.signature(StaticMeasurer).parameters if p != "unknown"]
-            raise unknown_options(owner, unknown, known)
+            raise unknown_options(owner, unknown, option_names(StaticMeasurer))
         self.scorer = StaticScorer(workers=workers, cache_dir=cache_dir,
                                    coefficients=coefficients, timeout=timeout,
                                    opt_level=opt_level, owner=owner)

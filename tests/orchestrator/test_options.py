@@ -7,7 +7,8 @@ import pytest
 
 from orchestrator.errors import OptionError, OrchestratorError
 from orchestrator.options import (as_bool, at_least, coerce_options, number, one_of,
-                                  unknown_option, unknown_options, whole, within)
+                                  option_names, unknown_option, unknown_options, whole,
+                                  within)
 
 
 @pytest.mark.parametrize("value,expected", [
@@ -88,6 +89,13 @@ def test_also_lists_the_options_a_factory_passes_on():
         coerce_options("s", _factory, {"bogus": 1}, also=["extra"])
     with pytest.raises(OptionError, match="it takes no options"):
         coerce_options("s", lambda: None, {"bogus": 1})
+
+
+def test_option_names_leave_out_kwargs_and_positional_only_parameters():
+    def made(a, /, b: int = 1, *args, c: str = "", **rest):
+        return rest
+    assert option_names(made) == ["b", "c"]
+    assert option_names(max) == []  # a builtin without a readable signature
 
 
 def test_unknown_options_one_or_several_are_named_with_those_known():
