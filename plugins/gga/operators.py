@@ -77,15 +77,17 @@ def refit_split(current: Sequence[int], extent: int, pos: int, factor: int) -> t
     return adapt_split((*current[:pos], factor, *current[pos + 1:]), extent, fixed=pos)
 
 
-def expertise_values(knob: SplitKnob | ChoiceKnob, current: Any, refit: bool = False) -> list[Any]:
+def expertise_values(knob: SplitKnob | ChoiceKnob, current: Any, refit: bool = False,
+                     swap: bool = False) -> list[Any]:
     """The values expertise suggests for a knob, other than ``current``.
 
     Split knob: one inner factor replaced by a divisor of the loop extent or a small
     factor (2, 4), the outer factor recomputed; kept only if it is one of the knob's
     choices. With ``refit``, a factor that no longer fits beside the other inner factors
     is kept and those are refitted around it (:func:`refit_split`), so that a register
-    tile of 7 can replace one of 2 under a middle factor of 14 in one move. Choice knob:
-    the neighbouring choices (unroll depths, orders as listed).
+    tile of 7 can replace one of 2 under a middle factor of 14 in one move. With
+    ``swap``, also the split with two of its factors exchanged (:func:`swapped_splits`),
+    after those. Choice knob: the neighbouring choices (unroll depths, orders as listed).
     """
     if isinstance(knob, ChoiceKnob):
         try:
@@ -112,16 +114,35 @@ def expertise_values(knob: SplitKnob | ChoiceKnob, current: Any, refit: bool = F
                 continue
             if cand in allowed and cand not in out:
                 out.append(cand)
+    if swap:
+        out += [c for c in swapped_splits(current) if c in allowed and c not in out]
+    return out
+
+
+def swapped_splits(current: Sequence[int]) -> list[tuple[int, ...]]:
+    """``current`` with two of its factors (the outer one included) exchanged, each pair
+    once, in position order; the product is unchanged. A tile of 7 under one of 8 becomes
+    8 under 7 in one move, which replacing one inner factor cannot do when neither
+    factor divides the other's place."""
+    out: list[tuple[int, ...]] = []
+    for i in range(len(current)):
+        for j in range(i + 1, len(current)):
+            if current[i] == current[j]:
+                continue
+            cand = list(current)
+            cand[i], cand[j] = cand[j], cand[i]
+            if tuple(cand) not in out:
+                out.append(tuple(cand))
     return out
 
 
 def mutate_expertise(rng: random.Random, parent: Config, space: Space,
-                     refit: bool = False) -> tuple[Config, Gene] | None:
+                     refit: bool = False, swap: bool = False) -> tuple[Config, Gene] | None:
     """``parent`` with one knob moved to a value expertise suggests."""
     knobs = list(space.knobs)
     rng.shuffle(knobs)
     for knob in knobs:
-        values = expertise_values(knob, parent[knob.name], refit)
+        values = expertise_values(knob, parent[knob.name], refit, swap)
         if values:
             value = rng.choice(values)
             return Config.of({**parent.to_dict(), knob.name: value}), (knob.name, value)

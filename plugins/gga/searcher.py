@@ -89,7 +89,11 @@ class GuidedGA:
     the paper), ``refit`` (False: an expertise mutation of a split knob only takes a
     factor that divides the extent beside the other inner factors; True: it may take any
     such factor, and the other inner factors are refitted around it, see
-    ``operators.refit_split``), ``refresh`` (0: off; N: after N generations in a row
+    ``operators.refit_split``), ``swap`` (False: off; True: an expertise mutation of a
+    split knob may also exchange two of its factors, the outer one included, see
+    ``operators.swapped_splits``; not in the paper: a tile of 7 under one of 8 is two
+    or three moves from 8 under 7 otherwise, through configs the space may reject),
+    ``refresh`` (0: off; N: after N generations in a row
     whose children did not beat the best so far, half of the next generation is fresh
     history candidates, records of the earlier tasks in turn that no generation has held
     yet, so that genes the first seeds lack can enter by crossover; see
@@ -153,7 +157,8 @@ class GuidedGA:
                  refit: bool = False, lead: int | None = None, refresh: int = 0,
                  screen: int = 0, confirmed: bool = True, explore: float = 0.0,
                  handoff: int = 0, climb: int = 0, handoff_to: str = "tl",
-                 probe_order: str = "random", lead_seeding: str = "tasks") -> None:
+                 probe_order: str = "random", lead_seeding: str = "tasks",
+                 swap: bool = False) -> None:
         owner = "gga"
         self.population_size = whole(owner, "population", population, 2)
         self.elite = whole(owner, "elite", elite, 1)
@@ -168,6 +173,7 @@ class GuidedGA:
         self.probe_order = one_of(owner, "probe_order", probe_order, PROBE_ORDERS)
         self.lead_seeding = one_of(owner, "lead_seeding", lead_seeding, LEAD_SEEDINGS)
         self.refit = as_bool(owner, "refit", refit)
+        self.swap = as_bool(owner, "swap", swap)
         self.confirmed = as_bool(owner, "confirmed", confirmed)
         self.lead = None if lead is None else whole(owner, "lead", lead, 0)
         self.refresh = whole(owner, "refresh", refresh, 0)
@@ -380,7 +386,8 @@ class GuidedGA:
                 if self.elite_genes and self.rng.random() < self.elite_mutation_prob:
                     made = mutate_elite(self.rng, parent, self.elite_genes)
                 if made is None:
-                    made = mutate_expertise(self.rng, parent, self.space, self.refit)
+                    made = mutate_expertise(self.rng, parent, self.space, self.refit,
+                                            self.swap)
             if made is not None:
                 self._accept(*made, out)
         return out
@@ -473,7 +480,7 @@ class GuidedGA:
         (knobs in random order, those of ``first_knobs`` before the others; a second round
         of knobs if there are fewer knobs)."""
         out: list[Config] = []
-        options = {k.name: expertise_values(k, best[k.name], self.refit)
+        options = {k.name: expertise_values(k, best[k.name], self.refit, self.swap)
                    for k in self.space.knobs}
         names = [name for name, values in options.items() if values]
         for _ in range(2):
@@ -502,7 +509,8 @@ class GuidedGA:
         for _ in range(count * _ATTEMPTS_PER_CHILD if parents else 0):
             if len(out) >= count:
                 break
-            made = mutate_expertise(self.rng, self.rng.choice(parents), self.space, self.refit)
+            made = mutate_expertise(self.rng, self.rng.choice(parents), self.space, self.refit,
+                                    self.swap)
             if made is not None:
                 self._accept(*made, out)
         misses = 0

@@ -11,7 +11,7 @@ from history.similarity import candidate_configs, interleave_tasks, kin_first, r
 from orchestrator.components import SearchContext
 from orchestrator.errors import OptionError
 from orchestrator.result import MeasureResult, MeasureStatus
-from orchestrator.space import ChoiceKnob, Config, SplitKnob, divisors
+from orchestrator.space import ChoiceKnob, Config, Space, SplitKnob, divisors
 from orchestrator.task import Task
 from orchestrator.testing import TOY_TASK, SearcherConformance, toy_latency, toy_results, toy_space
 from orchestrator.testing.conformance import TOY_TARGET
@@ -24,6 +24,7 @@ from plugins.gga.operators import (
     mutate_random,
     refit_split,
     select_proportional,
+    swapped_splits,
 )
 from plugins.gga.screen import ChildScreen
 from plugins.gga.searcher import GuidedGA, performance
@@ -96,6 +97,39 @@ def test_refit_keeps_the_new_factor_and_refits_the_others_around_it():
     child, (name, value) = mutate_expertise(random.Random(3), A, toy_space(), refit=True)
     assert child[name] == value
     assert value in expertise_values(toy_space().knob(name), A[name], refit=True)
+
+
+def test_swap_exchanges_two_factors_of_a_split_in_one_move():
+    # r18_c1's tile_x of 112: 7 under 8 to 8 under 7, which replacing one inner factor
+    # cannot reach (8 at the third level leaves 112 / 64 for the outer one)
+    assert swapped_splits((2, 1, 7, 8)) == [
+        (1, 2, 7, 8), (7, 1, 2, 8), (8, 1, 7, 2), (2, 7, 1, 8), (2, 8, 7, 1), (2, 1, 8, 7)]
+    assert swapped_splits((4, 4)) == []  # equal factors: nothing to exchange
+    knob = SplitKnob.perfect("x", 112, 4)
+    plain = expertise_values(knob, (2, 1, 7, 8))
+    swapped = expertise_values(knob, (2, 1, 7, 8), swap=True)
+    assert (2, 1, 8, 7) in swapped and (2, 1, 8, 7) not in plain
+    assert swapped[:len(plain)] == plain  # the swaps come after, none repeated
+    assert len(set(swapped)) == len(swapped) and (2, 1, 7, 8) not in swapped
+    # only the knob's own choices: a split whose innermost factor is held to a few values
+    narrow = SplitKnob("y", 6, 2, ((6, 1), (3, 2)))
+    assert expertise_values(narrow, (3, 2), swap=True) == [(6, 1)]  # (2, 3) is not one
+    unroll = ChoiceKnob("u", (0, 16, 64))
+    assert expertise_values(unroll, 16, swap=True) == [0, 64]
+
+
+def test_gga_swap_option_reaches_exchanged_splits_and_is_checked():
+    knob = SplitKnob.perfect("x", 112, 4)
+    space = Space(TOY_TASK, "toy", (knob,), "orchestrator.testing.toy:no_schedule")
+    best = Config.of({"x": (2, 1, 7, 8)})
+    seen = set()
+    for seed in range(40):
+        child, (name, value) = mutate_expertise(random.Random(seed), best, space, swap=True)
+        seen.add(value)
+    assert seen & set(swapped_splits((2, 1, 7, 8))) - set(expertise_values(knob, (2, 1, 7, 8)))
+    assert GuidedGA(swap=True).swap and not GuidedGA().swap
+    with pytest.raises(OptionError, match="swap"):
+        GuidedGA(swap="maybe")
 
 
 def test_refit_option_must_be_a_boolean():
