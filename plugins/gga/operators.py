@@ -11,6 +11,7 @@ the searcher's ``explore`` option only, which is off by default.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from collections.abc import Mapping, Sequence
@@ -123,16 +124,13 @@ def swapped_splits(current: Sequence[int]) -> list[tuple[int, ...]]:
     """``current`` with two of its factors (the outer one included) exchanged, each pair
     once, in position order; the product is unchanged. A tile of 7 under one of 8 becomes
     8 under 7 in one move, which replacing one inner factor cannot do when neither
-    factor divides the other's place."""
+    factor divides the other's place. Two different pairs never give the same split."""
     out: list[tuple[int, ...]] = []
-    for i in range(len(current)):
-        for j in range(i + 1, len(current)):
-            if current[i] == current[j]:
-                continue
+    for i, j in itertools.combinations(range(len(current)), 2):
+        if current[i] != current[j]:
             cand = list(current)
             cand[i], cand[j] = cand[j], cand[i]
-            if tuple(cand) not in out:
-                out.append(tuple(cand))
+            out.append(tuple(cand))
     return out
 
 
