@@ -159,7 +159,7 @@ class GuidedGA:
                  handoff: int = 0, climb: int = 0, handoff_to: str = "tl",
                  probe_order: str = "random", lead_seeding: str = "tasks",
                  swap: bool = False) -> None:
-        owner = "gga"
+        owner = "searcher 'gga'"  # as the registry names it in option errors
         self.population_size = whole(owner, "population", population, 2)
         self.elite = whole(owner, "elite", elite, 1)
         self.probe = (self.population_size // 2 if probe is None

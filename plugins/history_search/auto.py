@@ -42,11 +42,11 @@ class AutoSearch:
                  tl: dict[str, Any] | None = None) -> None:
         for name, opts in (("gga", gga), ("tl", tl)):
             if opts is not None and not isinstance(opts, dict):
-                raise OrchestratorError(f"auto: option {name} takes a JSON object, got {opts!r}")
-        self.threshold = number("auto", "threshold", threshold, 0.0, 1.0)
+                raise OrchestratorError(f"searcher 'auto': option {name} takes a JSON object, got {opts!r}")
+        self.threshold = number("searcher 'auto'", "threshold", threshold, 0.0, 1.0)
         # Checked now, as every option is, rather than once the history has been scored.
-        self.gga_options = coerce_options("auto: gga", GuidedGA, gga or {})
-        self.tl_options = coerce_options("auto: tl", TransferSearcher, tl or {})
+        self.gga_options = coerce_options("searcher 'auto': gga", GuidedGA, gga or {})
+        self.tl_options = coerce_options("searcher 'auto': tl", TransferSearcher, tl or {})
         GuidedGA(**self.gga_options)
         TransferSearcher(**self.tl_options)
 

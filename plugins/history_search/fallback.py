@@ -23,7 +23,7 @@ class FallbackSearch:
     this task's own history already holds results: there is nothing to fall back on)."""
 
     def __init__(self, omega: float = DEFAULT_OMEGA) -> None:
-        self.omega = number("fallback", "omega", omega, 0.0)
+        self.omega = number("searcher 'fallback'", "omega", omega, 0.0)
 
     def start(self, context: SearchContext) -> None:
         """Find the config to apply."""

@@ -117,8 +117,9 @@ class XGBCostModel:
     """
 
     def __init__(self, rounds: int = 100, max_depth: int = 3, seed: int = 0) -> None:
-        self.model = RankModel(BoosterParams(rounds=whole("xgb", "rounds", rounds, 1),
-                                             max_depth=whole("xgb", "max_depth", max_depth, 1)),
+        owner = "cost model 'xgb'"  # as the registry names it in option errors
+        self.model = RankModel(BoosterParams(rounds=whole(owner, "rounds", rounds, 1),
+                                             max_depth=whole(owner, "max_depth", max_depth, 1)),
                                seed)
         self._encoder: FeatureEncoder | None = None
 

@@ -38,7 +38,7 @@ class ModelSearcher:
     def __init__(self, plan_size: int = 64, optimizer: str = "sa", epsilon: float = 0.05,
                  rounds: int = 100, max_depth: int = 3, sa_chains: int = 128,
                  sa_iters: int = 500, sa_early_stop: int = 50, pool_size: int = 2048) -> None:
-        owner = "tl" if self.uses_history else "xgb"
+        owner = f"searcher {'tl' if self.uses_history else 'xgb'!r}"
         self.plan_size = whole(owner, "plan_size", plan_size, 1)
         self.optimizer = one_of(owner, "optimizer", optimizer, OPTIMIZERS)
         self.epsilon = number(owner, "epsilon", epsilon, 0.0, 1.0)
@@ -181,13 +181,14 @@ class TransferSearcher(ModelSearcher):
     def __init__(self, filter: bool = True, keep: float = 0.25, min_keep: int = 64,
                  importance_decay: float = 0.3, references: int = 64, **options: Any) -> None:
         own = [name for name, _, _ in describe_options(TransferSearcher)[0]]
-        super().__init__(**coerce_options("searcher 'tl'", ModelSearcher, options, also=own))
-        self.keep = number("tl", "keep", keep, 0.0, 1.0, low_open=True)
-        self.filter = as_bool("tl", "filter", filter)
-        self.min_keep = whole("tl", "min_keep", min_keep, 0)
-        self.importance = FeatureImportance(number("tl", "importance_decay", importance_decay,
+        owner = "searcher 'tl'"  # as the registry names it in option errors
+        super().__init__(**coerce_options(owner, ModelSearcher, options, also=own))
+        self.keep = number(owner, "keep", keep, 0.0, 1.0, low_open=True)
+        self.filter = as_bool(owner, "filter", filter)
+        self.min_keep = whole(owner, "min_keep", min_keep, 0)
+        self.importance = FeatureImportance(number(owner, "importance_decay", importance_decay,
                                                    0.0, 1.0))
-        self.references = whole("tl", "references", references, 1)
+        self.references = whole(owner, "references", references, 1)
 
     def _prepare_history(self, context: SearchContext) -> None:
         records = (history_results(context.history, self.task.op, context.target, exclude=self.task)
