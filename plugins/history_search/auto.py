@@ -40,13 +40,14 @@ class AutoSearch:
 
     def __init__(self, threshold: float = DEFAULT_THRESHOLD, gga: dict[str, Any] | None = None,
                  tl: dict[str, Any] | None = None) -> None:
+        owner = "searcher 'auto'"  # as the registry names it in option errors
         for name, opts in (("gga", gga), ("tl", tl)):
             if opts is not None and not isinstance(opts, dict):
-                raise OrchestratorError(f"searcher 'auto': option {name} takes a JSON object, got {opts!r}")
-        self.threshold = number("searcher 'auto'", "threshold", threshold, 0.0, 1.0)
+                raise OrchestratorError(f"{owner}: option {name} takes a JSON object, got {opts!r}")
+        self.threshold = number(owner, "threshold", threshold, 0.0, 1.0)
         # Checked now, as every option is, rather than once the history has been scored.
-        self.gga_options = coerce_options("searcher 'auto': gga", GuidedGA, gga or {})
-        self.tl_options = coerce_options("searcher 'auto': tl", TransferSearcher, tl or {})
+        self.gga_options = coerce_options(f"{owner}: gga", GuidedGA, gga or {})
+        self.tl_options = coerce_options(f"{owner}: tl", TransferSearcher, tl or {})
         GuidedGA(**self.gga_options)
         TransferSearcher(**self.tl_options)
 

@@ -35,9 +35,10 @@ class GeneticSearch:
     """
 
     def __init__(self, population: int = 100, elite: int = 3, mutation_prob: float = 0.1) -> None:
-        self.population_size = whole("searcher 'ga'", "population", population, 2)
-        self.elite = whole("searcher 'ga'", "elite", elite, 0, self.population_size - 1)
-        self.mutation_prob = number("searcher 'ga'", "mutation_prob", mutation_prob, 0.0, 1.0)
+        owner = "searcher 'ga'"  # as the registry names it in option errors
+        self.population_size = whole(owner, "population", population, 2)
+        self.elite = whole(owner, "elite", elite, 0, self.population_size - 1)
+        self.mutation_prob = number(owner, "mutation_prob", mutation_prob, 0.0, 1.0)
 
     def start(self, context: SearchContext) -> None:
         """Seed the GA and make the first generation (random samples of the space)."""

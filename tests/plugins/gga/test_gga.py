@@ -133,7 +133,8 @@ def test_gga_swap_option_reaches_exchanged_splits_and_is_checked():
 
 
 def test_refit_option_must_be_a_boolean():
-    with pytest.raises(OptionError, match="^searcher 'gga': option refit must be true or false, got 'maybe'$"):
+    with pytest.raises(OptionError, match="^searcher 'gga': option refit must be true or false, "
+                                          "got 'maybe'$"):
         GuidedGA(refit="maybe")
     assert GuidedGA(refit=True).refit is True
     assert GuidedGA(refit="yes").refit is True  # as from the command line
@@ -226,13 +227,14 @@ def test_seeding_by_kin_takes_the_candidates_of_tasks_of_the_same_kernel_and_str
 
 
 def test_unknown_seeding_is_a_one_line_error():
-    with pytest.raises(OptionError, match="^searcher 'gga': option seeding must be one of metric, tasks, kin, "
-                                          "got 'random'$"):
+    with pytest.raises(OptionError, match="^searcher 'gga': option seeding must be one of metric, "
+                                          "tasks, kin, got 'random'$"):
         GuidedGA(seeding="random")
 
 
 def test_probe_must_leave_room_for_a_history_candidate():
-    with pytest.raises(OptionError, match=r"^searcher 'gga': option probe must be within \[0, 7\], got 8$"):
+    with pytest.raises(OptionError,
+                       match=r"^searcher 'gga': option probe must be within \[0, 7\], got 8$"):
         GuidedGA(population=8, probe=8)
 
 
@@ -307,8 +309,8 @@ def test_lead_seeding_changes_nothing_without_a_lead_of_two_or_more():
         s.start(context(history))
         orders[seeding] = [c.key for c in _drain(s, 16)]
     assert orders["metric"] == orders["tasks"]
-    with pytest.raises(OptionError, match="^searcher 'gga': option lead_seeding must be one of metric, "
-                                          "tasks, kin, got 'spread'$"):
+    with pytest.raises(OptionError, match="^searcher 'gga': option lead_seeding must be one of "
+                                          "metric, tasks, kin, got 'spread'$"):
         GuidedGA(lead_seeding="spread")
 
 

@@ -84,7 +84,8 @@ def test_auto_threshold_is_an_option_and_own_results_count_as_a_full_match():
 
 
 @pytest.mark.parametrize("options,message", [
-    ({"threshold": 1.5}, r"^searcher 'auto': option threshold must be within \[0.0, 1.0\], got 1.5$"),
+    ({"threshold": 1.5},
+     r"^searcher 'auto': option threshold must be within \[0.0, 1.0\], got 1.5$"),
     ({"threshold": -0.1}, "threshold must be within"),
     ({"gga": {"popsize": 4}}, "^searcher 'auto': gga: unknown option 'popsize'; known: climb,"),
     ({"gga": {"population": 1}}, "^searcher 'gga': option population must be >= 2, got 1$"),
@@ -105,8 +106,10 @@ def test_auto_passes_text_options_on_converted():
 
 @pytest.mark.parametrize("options,message", [
     ({"population": 1}, r"^searcher 'ga': option population must be >= 2, got 1$"),
-    ({"population": 8, "elite": 8}, r"^searcher 'ga': option elite must be within \[0, 7\], got 8$"),
-    ({"mutation_prob": "often"}, r"^searcher 'ga': option mutation_prob takes a number, got 'often'$"),
+    ({"population": 8, "elite": 8},
+     r"^searcher 'ga': option elite must be within \[0, 7\], got 8$"),
+    ({"mutation_prob": "often"},
+     r"^searcher 'ga': option mutation_prob takes a number, got 'often'$"),
 ])
 def test_ga_options_are_one_line_errors_naming_them(options, message):
     with pytest.raises(OptionError, match=message):

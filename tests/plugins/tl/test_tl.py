@@ -128,11 +128,14 @@ def test_tl_with_history_finds_good_configs_sooner_than_xgb_on_the_toy_space():
     (XGBSearcher, {"epsilon": 2}, r"^searcher 'xgb': option epsilon must be within \[0.0, 1.0\]"),
     (TransferSearcher, {"plan_size": 0}, "^searcher 'tl': option plan_size must be >= 1"),
     (TransferSearcher, {"references": 0}, "^searcher 'tl': option references must be >= 1"),
-    (TransferSearcher, {"importance_decay": 1.5}, "^searcher 'tl': option importance_decay must be within"),
-    (TransferSearcher, {"keep": 0}, r"^searcher 'tl': option keep must be within \(0.0, 1.0\], got 0.0$"),
-    (TransferSearcher, {"keep": "1.5"}, r"^searcher 'tl': option keep must be within \(0.0, 1.0\], got 1.5$"),
-    (XGBSearcher, {"optimizer": "grid"}, "^searcher 'xgb': option optimizer must be one of sa, pool, "
-                                         "got 'grid'$"),
+    (TransferSearcher, {"importance_decay": 1.5},
+     "^searcher 'tl': option importance_decay must be within"),
+    (TransferSearcher, {"keep": 0},
+     r"^searcher 'tl': option keep must be within \(0.0, 1.0\], got 0.0$"),
+    (TransferSearcher, {"keep": "1.5"},
+     r"^searcher 'tl': option keep must be within \(0.0, 1.0\], got 1.5$"),
+    (XGBSearcher, {"optimizer": "grid"},
+     "^searcher 'xgb': option optimizer must be one of sa, pool, got 'grid'$"),
     (TransferSearcher, {"pool": 8}, "^searcher 'tl': unknown option 'pool'; known: epsilon, "
                                     "filter, importance_decay, keep, max_depth, min_keep, "
                                     "optimizer, plan_size, pool_size, references, rounds, "
