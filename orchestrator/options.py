@@ -16,6 +16,13 @@ _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off", "")
 
 
+def owner_name(kind: str, name: str) -> str:
+    """How option errors name a component: its kind in words and its quoted name, as in
+    ``searcher 'gga'`` or ``cost model 'xgb'`` (``kind`` as the registry spells it:
+    ``cost_model`` or ``cost model``)."""
+    return f"{kind.replace('_', ' ')} {name!r}"
+
+
 def as_bool(owner: str, name: str, value: Any) -> bool:
     """An on/off option of ``owner`` (a plugin's name): a bool, or true/false, 1/0,
     yes/no, on/off as text; a one-line error for anything else."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.errors import PluginError, UnknownComponentError
-from orchestrator.options import coerce_options
+from orchestrator.options import coerce_options, owner_name
 
 KINDS = ("space_generator", "pruner", "cost_model", "searcher", "measurer", "planner")
 
@@ -59,7 +59,7 @@ class ComponentRegistry:
         except KeyError:
             known = ", ".join(sorted(self._components)) or "none"
             raise UnknownComponentError(
-                f"unknown {self.kind.replace('_', ' ')} {name!r}; known: {known} "
+                f"unknown {owner_name(self.kind, name)}; known: {known} "
                 "(see `orchestrator plugins`)"
             ) from None
 
@@ -67,7 +67,7 @@ class ComponentRegistry:
         """A new ``name`` made with ``options``, checked and converted against its factory's
         parameters first (an unknown option or a wrong value is a one-line error)."""
         component = self.get(name)
-        owner = f"{self.kind.replace('_', ' ')} {name!r}"
+        owner = owner_name(self.kind, name)
         return component.factory(**coerce_options(owner, component.factory, options))
 
     def names(self) -> list[str]:

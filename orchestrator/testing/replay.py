@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from orchestrator.errors import OptionError
+from orchestrator.options import owner_name
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo
@@ -70,14 +71,15 @@ class ReplayMeasurer:
 def _results(results: object) -> list[MeasureResult]:
     """``results`` as a list, or a one-line error: it must be an iterable of
     :class:`MeasureResult` (given in Python; the command line cannot)."""
+    owner = owner_name("measurer", ReplayMeasurer.name)
     if isinstance(results, (str, bytes)) or not isinstance(results, Iterable):
-        raise OptionError("measurer 'replay': option results takes MeasureResult objects "
+        raise OptionError(f"{owner}: option results takes MeasureResult objects "
                           f"(from Python), got {results!r}; from the command line give "
                           "db=URL instead")
     given = list(results)
     wrong = next((r for r in given if not isinstance(r, MeasureResult)), None)
     if wrong is not None:
-        raise OptionError("measurer 'replay': option results takes MeasureResult objects, "
+        raise OptionError(f"{owner}: option results takes MeasureResult objects, "
                           f"got an item {wrong!r}")
     return given
 

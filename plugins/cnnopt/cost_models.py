@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from orchestrator.gpus import GpuSpec, gpu_spec
-from orchestrator.options import coerce_options, whole
+from orchestrator.options import coerce_options, owner_name, whole
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo, resolve_target
@@ -87,7 +87,7 @@ class RegressionCostModel(_GpuModel):
         self._trained: TrainedModel | None = None
         self._loaded = False
         self._online: Forest | None = None
-        owner = f"cost model {self.name!r}"  # as the registry names it in option errors
+        owner = owner_name("cost model", self.name)
         self.min_online = whole(owner, "min_online", min_online, 1)
         self.seed = whole(owner, "seed", seed, 0)
 
@@ -140,7 +140,7 @@ class RegressionCostModel(_GpuModel):
 
 def _regression(kind: str, options: dict[str, object]) -> RegressionCostModel:
     made = partial(RegressionCostModel, kind)
-    return made(**coerce_options(f"cost model 'cnnopt-{kind}'", made, options))
+    return made(**coerce_options(owner_name("cost model", f"cnnopt-{kind}"), made, options))
 
 
 def ml_model(**options: object) -> RegressionCostModel:

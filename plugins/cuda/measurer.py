@@ -18,7 +18,7 @@ from typing import Any
 
 from orchestrator.errors import OptionError, OrchestratorError
 from orchestrator.gpus import local_gpu_names, spec_for_name
-from orchestrator.options import option_names, unknown_options, whole
+from orchestrator.options import option_names, owner_name, unknown_options, whole
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo
@@ -42,9 +42,10 @@ class CudaMeasurer(LocalMeasurer):
     name = NAME
 
     def __init__(self, *, device: int = 0, **options: Any) -> None:
+        owner = owner_name("measurer", NAME)
         known = option_names(LocalMeasurer)
         if unknown := set(options) - set(known):
-            raise unknown_options(f"measurer {NAME!r}", unknown, [*known, "device"])
+            raise unknown_options(owner, unknown, [*known, "device"])
         options.setdefault("build_timeout", 120.0)
         # GPU kernels take microseconds: 3 repeats of at least 10 ms each spread by 0.06%
         # (median; 0.18% at the 90th percentile) over 1,206 kernels on an H100
@@ -55,9 +56,9 @@ class CudaMeasurer(LocalMeasurer):
         super().__init__(**options)
         # The local measurer's contention guard times a CPU sentinel: it says nothing of a GPU.
         if self.guard > 0:
-            raise OptionError(f"measurer {NAME!r}: the contention guard (guard) watches the "
+            raise OptionError(f"{owner}: the contention guard (guard) watches the "
                               "CPU and is for the local measurer; leave it out")
-        self.device = whole(f"measurer {NAME!r}", "device", device, 0)
+        self.device = whole(owner, "device", device, 0)
         self._checked: str | None = None  # target key whose GPU was found usable
         self._arch = ""
 

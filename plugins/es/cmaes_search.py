@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from orchestrator.components import SearchContext
-from orchestrator.options import whole
+from orchestrator.options import owner_name, whole
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config
 from plugins.es.encoding import KnobEncoding
@@ -42,7 +42,7 @@ class CmaEs:
     def __init__(self, *, popsize: int | None = None) -> None:
         # None: Optuna's default, 4 + 3 ln(number of knobs).
         self.popsize = (None if popsize is None
-                        else whole(f"searcher {self.name!r}", "popsize", popsize, 2))
+                        else whole(owner_name("searcher", self.name), "popsize", popsize, 2))
 
     def start(self, context: SearchContext) -> None:
         self.encoding = KnobEncoding(context.space)

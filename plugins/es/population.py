@@ -13,7 +13,7 @@ import numpy as np
 
 from orchestrator.components import CostModel, SearchContext
 from orchestrator.errors import OrchestratorError
-from orchestrator.options import as_bool, whole
+from orchestrator.options import as_bool, owner_name, whole
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config, Space
 from plugins.es.encoding import KnobEncoding
@@ -82,7 +82,7 @@ class PopulationSearcher:
     @classmethod
     def owner(cls) -> str:
         """How errors name this searcher, as the registry names it."""
-        return f"searcher {cls.name!r}"
+        return owner_name("searcher", cls.name)
 
     @classmethod
     def model_options(cls, use_model: Any, model_generations: Any, workers: Any) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from history.similarity import (
     with_kin_leader,
 )
 from orchestrator.components import SearchContext
-from orchestrator.options import as_bool, number, one_of, whole
+from orchestrator.options import as_bool, number, one_of, owner_name, whole
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config
 from plugins.gga.operators import (
@@ -159,7 +159,7 @@ class GuidedGA:
                  handoff: int = 0, climb: int = 0, handoff_to: str = "tl",
                  probe_order: str = "random", lead_seeding: str = "tasks",
                  swap: bool = False) -> None:
-        owner = "searcher 'gga'"  # as the registry names it in option errors
+        owner = owner_name("searcher", "gga")
         self.population_size = whole(owner, "population", population, 2)
         self.elite = whole(owner, "elite", elite, 1)
         self.probe = (self.population_size // 2 if probe is None

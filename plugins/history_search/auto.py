@@ -10,7 +10,7 @@ from history.ranking import RankedHistory
 from orchestrator import confirm
 from orchestrator.components import SearchContext
 from orchestrator.errors import OrchestratorError
-from orchestrator.options import coerce_options, number
+from orchestrator.options import coerce_options, number, owner_name
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config
 from plugins.gga.searcher import GuidedGA
@@ -40,7 +40,7 @@ class AutoSearch:
 
     def __init__(self, threshold: float = DEFAULT_THRESHOLD, gga: dict[str, Any] | None = None,
                  tl: dict[str, Any] | None = None) -> None:
-        owner = "searcher 'auto'"  # as the registry names it in option errors
+        owner = owner_name("searcher", "auto")
         for name, opts in (("gga", gga), ("tl", tl)):
             if opts is not None and not isinstance(opts, dict):
                 raise OrchestratorError(f"{owner}: option {name} takes a JSON object, got {opts!r}")

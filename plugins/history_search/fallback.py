@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from history.ranking import RankedHistory
 from history.similarity import DEFAULT_OMEGA, candidate_configs
 from orchestrator.components import SearchContext
-from orchestrator.options import number
+from orchestrator.options import number, owner_name
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config
 
@@ -23,7 +23,7 @@ class FallbackSearch:
     this task's own history already holds results: there is nothing to fall back on)."""
 
     def __init__(self, omega: float = DEFAULT_OMEGA) -> None:
-        self.omega = number("searcher 'fallback'", "omega", omega, 0.0)
+        self.omega = number(owner_name("searcher", "fallback"), "omega", omega, 0.0)
 
     def start(self, context: SearchContext) -> None:
         """Find the config to apply."""

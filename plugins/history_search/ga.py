@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from orchestrator.components import SearchContext
-from orchestrator.options import number, whole
+from orchestrator.options import number, owner_name, whole
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config
 
@@ -35,7 +35,7 @@ class GeneticSearch:
     """
 
     def __init__(self, population: int = 100, elite: int = 3, mutation_prob: float = 0.1) -> None:
-        owner = "searcher 'ga'"  # as the registry names it in option errors
+        owner = owner_name("searcher", "ga")
         self.population_size = whole(owner, "population", population, 2)
         self.elite = whole(owner, "elite", elite, 0, self.population_size - 1)
         self.mutation_prob = number(owner, "mutation_prob", mutation_prob, 0.0, 1.0)

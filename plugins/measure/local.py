@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.options import as_bool, option_names, unknown_options, whole
+from orchestrator.options import as_bool, option_names, owner_name, unknown_options, whole
 from orchestrator.options import number as a_number  # "number" is also an option here
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import Config, Space
@@ -60,7 +60,7 @@ class LocalMeasurer:
                  seed: int = 0, check: bool = True, guard: float = DEFAULT_GUARD,
                  guard_wait: float = 20.0, prestart: bool = True, early_sentinel: bool = True,
                  startup_timeout: float = STARTUP_TIMEOUT, **unknown: Any) -> None:
-        owner = f"measurer {self.name!r}"  # as the registry names it in option errors
+        owner = owner_name("measurer", self.name)
         if unknown:
             raise unknown_options(owner, unknown, option_names(LocalMeasurer))
         workers = None if build_workers is None else whole(owner, "build_workers",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import random
 
-from orchestrator.options import number, whole
+from orchestrator.options import number, owner_name, whole
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo
 from plugins.psa.analysis import Analyzer, describe
@@ -67,7 +67,7 @@ class PsaPruner:
     def __init__(self, *, size: int = DEFAULT_SIZE, explore: float = DEFAULT_EXPLORE,
                  seed: int = 0, max_enumerate: int = MAX_ENUMERATE,
                  sample_size: int = SAMPLE_SIZE) -> None:
-        owner = "pruner 'psa'"  # as the registry names it in option errors
+        owner = owner_name("pruner", "psa")
         self.size = whole(owner, "size", size, 1)
         self.explore = number(owner, "explore", explore, 0.0, 1.0)
         self.seed = whole(owner, "seed", seed, 0)

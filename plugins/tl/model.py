@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from orchestrator.options import whole
+from orchestrator.options import owner_name, whole
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config, Space
 from plugins.tl.features import FeatureEncoder
@@ -117,7 +117,7 @@ class XGBCostModel:
     """
 
     def __init__(self, rounds: int = 100, max_depth: int = 3, seed: int = 0) -> None:
-        owner = "cost model 'xgb'"  # as the registry names it in option errors
+        owner = owner_name("cost model", "xgb")
         self.model = RankModel(BoosterParams(rounds=whole(owner, "rounds", rounds, 1),
                                              max_depth=whole(owner, "max_depth", max_depth, 1)),
                                seed)

@@ -13,7 +13,7 @@ import numpy as np
 from history.similarity import history_results
 from orchestrator.components import SearchContext
 from orchestrator.options import (as_bool, coerce_options, describe_options, number, one_of,
-                                  whole)
+                                  owner_name, whole)
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config
 from plugins.tl.features import FeatureEncoder, IndexEncoder
@@ -38,7 +38,7 @@ class ModelSearcher:
     def __init__(self, plan_size: int = 64, optimizer: str = "sa", epsilon: float = 0.05,
                  rounds: int = 100, max_depth: int = 3, sa_chains: int = 128,
                  sa_iters: int = 500, sa_early_stop: int = 50, pool_size: int = 2048) -> None:
-        owner = f"searcher {'tl' if self.uses_history else 'xgb'!r}"
+        owner = owner_name("searcher", "tl" if self.uses_history else "xgb")
         self.plan_size = whole(owner, "plan_size", plan_size, 1)
         self.optimizer = one_of(owner, "optimizer", optimizer, OPTIMIZERS)
         self.epsilon = number(owner, "epsilon", epsilon, 0.0, 1.0)
@@ -181,7 +181,7 @@ class TransferSearcher(ModelSearcher):
     def __init__(self, filter: bool = True, keep: float = 0.25, min_keep: int = 64,
                  importance_decay: float = 0.3, references: int = 64, **options: Any) -> None:
         own = [name for name, _, _ in describe_options(TransferSearcher)[0]]
-        owner = "searcher 'tl'"  # as the registry names it in option errors
+        owner = owner_name("searcher", "tl")
         super().__init__(**coerce_options(owner, ModelSearcher, options, also=own))
         self.keep = number(owner, "keep", keep, 0.0, 1.0, low_open=True)
         self.filter = as_bool(owner, "filter", filter)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from orchestrator.options import owner_name
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo, resolve_target
@@ -32,7 +33,7 @@ class TunaCostModel:
                  timeout: float = DEFAULT_TIMEOUT, opt_level: int | None = None) -> None:
         self.scorer = StaticScorer(workers=workers, cache_dir=cache_dir,
                                    coefficients=coefficients, timeout=timeout,
-                                   opt_level=opt_level, owner="cost model 'tuna'")
+                                   opt_level=opt_level, owner=owner_name("cost model", "tuna"))
         self._target = target
 
     @property

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.options import option_names, unknown_options
+from orchestrator.options import option_names, owner_name, unknown_options
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo
@@ -34,7 +34,7 @@ class StaticMeasurer:
     def __init__(self, *, workers: int | None = None, cache_dir: str | Path | None = None,
                  coefficients: str | Path | None = None, timeout: float = DEFAULT_TIMEOUT,
                  opt_level: int | None = None, **unknown: Any) -> None:
-        owner = f"measurer {NAME!r}"  # as the registry names it in option errors
+        owner = owner_name("measurer", NAME)
         if unknown:
             raise unknown_options(owner, unknown, option_names(StaticMeasurer))
         self.scorer = StaticScorer(workers=workers, cache_dir=cache_dir,

@@ -5,9 +5,10 @@ from importlib.metadata import EntryPoint
 import pytest
 
 from orchestrator import manager
-from orchestrator.errors import PluginError, UnknownComponentError
+from orchestrator.errors import OptionError, PluginError, UnknownComponentError
 from orchestrator.hookspecs import hookimpl
 from orchestrator.manager import DEFAULT_PLUGINS, load_plugins
+from orchestrator.options import owner_name
 
 
 def test_builtin_plugins_come_from_entry_points_like_third_party_ones():
@@ -94,3 +95,21 @@ def test_unknown_component_lists_known_names():
     plugins = load_plugins(autoload=False)
     with pytest.raises(UnknownComponentError, match="unknown searcher 'nope'; known: .*grid.*random"):
         plugins.create("searcher", "nope")
+
+
+@pytest.mark.parametrize("kind,name,options", [
+    ("searcher", "gga", {"population": 1}), ("searcher", "ga", {"population": 1}),
+    ("searcher", "tl", {"keep": 0}), ("searcher", "xgb", {"plan_size": 0}),
+    ("searcher", "fallback", {"omega": -1}), ("searcher", "auto", {"threshold": 2}),
+    ("searcher", "cmaes", {"popsize": 1}), ("pruner", "psa", {"size": 0}),
+    ("cost_model", "xgb", {"rounds": 0}), ("measurer", "local", {"repeat": 0})])
+def test_a_shipped_components_range_errors_name_it_as_its_unknown_option_errors_do(
+        kind, name, options):
+    plugins = load_plugins()
+    with pytest.raises(OptionError) as unknown:
+        plugins.create(kind, name, no_such_option=1)
+    with pytest.raises(OptionError) as out_of_range:
+        plugins.create(kind, name, **options)
+    owner = owner_name(kind, name)
+    assert str(unknown.value).startswith(f"{owner}: unknown option")
+    assert str(out_of_range.value).startswith(f"{owner}: option ")

@@ -7,8 +7,8 @@ import pytest
 
 from orchestrator.errors import OptionError, OrchestratorError
 from orchestrator.options import (as_bool, at_least, coerce_options, number, one_of,
-                                  option_names, unknown_option, unknown_options, whole,
-                                  within)
+                                  option_names, owner_name, unknown_option, unknown_options,
+                                  whole, within)
 
 
 @pytest.mark.parametrize("value,expected", [
@@ -24,6 +24,14 @@ def test_anything_else_is_a_one_line_error_naming_the_plugin_and_option():
         as_bool("p", "flag", "maybe")
     with pytest.raises(OrchestratorError, match="got None"):
         as_bool("p", "flag", None)
+
+
+@pytest.mark.parametrize("kind,name,expected", [
+    ("searcher", "gga", "searcher 'gga'"), ("cost_model", "xgb", "cost model 'xgb'"),
+    ("cost model", "cnnopt-rf", "cost model 'cnnopt-rf'"),
+    ("space_generator", "tvm", "space generator 'tvm'")])
+def test_owner_name_is_the_kind_in_words_and_the_quoted_name(kind, name, expected):
+    assert owner_name(kind, name) == expected
 
 
 def _factory(count: int = 1, rate: float = 0.5, flag: bool = False, name: str = "a",
