@@ -57,10 +57,22 @@ def test_a_third_party_component_is_described_and_its_options_checked(site, tmp_
     p = cli(site, tmp_path, "plugins", "--show", "example-descending")
     assert p.returncode == 0, p.stderr
     assert "searcher example-descending (plugin example)" in p.stdout
-    assert "largest first" in p.stdout and "It takes no options." in p.stdout
-    p = cli(site, tmp_path, "tune", "--op", "dense", "--shape", "M=16,K=16,N=32",
-            "--searcher", "example-descending", "--searcher-opt", "depth=2",
-            "--db", str(tmp_path / "h.db"))
+    assert "largest first" in p.stdout
+    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:4]]
+            for line in p.stdout.splitlines() if line.count("│") == 4}
+    assert rows["skip"] == ["a whole number", "0"] and "takes no options" not in p.stdout
+    tune = ("tune", "--op", "dense", "--shape", "M=16,K=16,N=32", "--searcher",
+            "example-descending", "--db", str(tmp_path / "h.db"), "--searcher-opt")
+    p = cli(site, tmp_path, *tune, "depth=2")
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert p.stderr.strip() == ("error: searcher 'example-descending': unknown option "
-                                "'depth'; it takes no options")
+                                "'depth'; known: skip")
+    # its own range check names it as the registry does
+    p = cli(site, tmp_path, *tune, "skip=-1")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert p.stderr.strip() == ("error: searcher 'example-descending': option skip must be "
+                                ">= 0, got -1")
+    p = cli(site, tmp_path, *tune, "skip=2", "--trials", "2", "--batch-size", "2", "--json")
+    assert p.returncode == 0, p.stderr
+    [summary] = json.loads(p.stdout)
+    assert summary["trials"] == 2 and summary["measured"] == 2
