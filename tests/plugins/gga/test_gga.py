@@ -689,3 +689,67 @@ def test_probe_order_is_checked_and_random_keeps_the_first_generation():
     a.start(context(history))
     b.start(context(history))
     assert [c.key for c in _drain(a, 16)] == [c.key for c in _drain(b, 16)]
+
+
+def _probes_of(space: Space, probes: list[Config], base: Config, genes: dict) -> bool:
+    """Whether every probe is a one-knob expertise variant of ``base`` (and a repair)."""
+    for probe in probes:
+        name, value = genes[probe.key]
+        changed = [k.name for k in space.knobs if probe[k.name] != base[k.name]]
+        if value not in expertise_values(space.knob(name), base[name]) or name not in changed \
+                or len(changed) > 2:
+            return False
+    return True
+
+
+def test_probe_from_measured_probes_the_fastest_candidate_measured_before_them():
+    history = toy_history([*NEAR, *FAR])
+    space = toy_space()
+    plain, s = GuidedGA(probe=4, lead=2), GuidedGA(probe=4, lead=2, probe_from="measured")
+    plain.start(context(history))
+    s.start(context(history))
+    seeded = _drain(plain, 16)
+
+    def latency(c: Config) -> float:  # the best-metric seed runs slowly on this task
+        return toy_latency(c) * (10.0 if c.key == seeded[0].key else 1.0)
+
+    first: list[Config] = []
+    while len(first) < 16:
+        batch = s.propose(2)
+        s.tell([MeasureResult(c, MeasureStatus.OK, (latency(c),)) for c in batch])
+        first += batch
+    assert len({c.key for c in first}) == 16
+    assert [c.key for c in first[:12]] == [c.key for c in seeded[:12]]  # the same candidates
+    fastest = min(first[:12], key=latency)
+    assert fastest.key != seeded[0].key
+    probes = first[12:]
+    assert all(p.key in s.genes for p in probes) and len({s.genes[p.key][0] for p in probes}) == 4
+    assert _probes_of(space, probes, fastest, s.genes)
+    assert _probes_of(space, seeded[12:], seeded[0], plain.genes)
+    assert set(s.generation) == {c.key for c in first}  # the next parents are drawn from them
+
+
+def test_probe_from_measured_probes_the_seed_when_nothing_is_measured_yet():
+    history = toy_history([*NEAR, *FAR])
+    space = toy_space()
+    s = GuidedGA(probe=4, lead=0, probe_from="measured")
+    s.start(context(history))
+    first = s.propose(16)  # the whole generation at once: no result to go by
+    assert len({c.key for c in first}) == 16
+    assert _probes_of(space, first[12:], first[0], s.genes)
+
+
+def test_probe_from_is_checked_and_seed_keeps_the_first_generation():
+    with pytest.raises(OptionError, match="^searcher 'gga': option probe_from must be one of "
+                                          "seed, measured, got 'best'$"):
+        GuidedGA(probe_from="best")
+    history = toy_history([*NEAR, *FAR])
+    a, b = GuidedGA(probe=3), GuidedGA(probe=3, probe_from="seed")
+    a.start(context(history))
+    b.start(context(history))
+    assert [c.key for c in _drain(a, 16)] == [c.key for c in _drain(b, 16)]
+
+
+class TestGGAProbeFromMeasuredConformance(SearcherConformance):
+    def create_searcher(self):
+        return GuidedGA(probe_from="measured")
