@@ -81,9 +81,13 @@ def simulate(exp: rg.Experiment, task: Task, variant: rg.Variant, seed: int, mod
 
 def signature(exp: rg.Experiment, variant: rg.Variant) -> str:
     """What a kept curve was simulated with: a curve kept under the same name with
-    other options or another budget is simulated again."""
-    return json.dumps([variant.searcher, exp.options(variant).searcher_options,
-                       exp.budget(variant.name), variant.uses_history], sort_keys=True)
+    other options, another budget or another batch size is simulated again (a curve
+    kept before batch sizes were signed was of batches of 8)."""
+    parts: list = [variant.searcher, exp.options(variant).searcher_options,
+                   exp.budget(variant.name), variant.uses_history]
+    if exp.batch_size != 8:
+        parts.append(exp.batch_size)
+    return json.dumps(parts, sort_keys=True)
 
 
 def layer_runs(exp: rg.Experiment, task: Task, variants: Sequence[rg.Variant], seeds: int,
@@ -240,6 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="model: every config's speed is the surrogate's; mixed: a config "
                          "measured on the machine is answered with its measured median "
                          "[%(default)s]")
+    ap.add_argument("--batch-size", type=rg.batch_size_arg, default=8, metavar="N",
+                    help="configs proposed and measured together [%(default)s]")
     ap.add_argument("--noise", type=float, default=0.05,
                     help="log-normal spread of the speeds searchers are told [%(default)s]")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=SEARCHER[:K=V,...]",
@@ -262,7 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         ap.error(f"unknown layer(s) {', '.join(unknown)}; known: {', '.join(by_name)}")
     exp = rg.Experiment(layers=tuple(by_name[n] for n in names), history_layers=(), trials=args.trials,
-                        budgets={"xgb": args.xgb_trials}, db=db, work=db.parent, out=Path(args.out),
+                        batch_size=args.batch_size, budgets={"xgb": args.xgb_trials}, db=db, work=db.parent, out=Path(args.out),
                         target=detect_host(), plugins=load_plugins())
     runs = [layer_runs(exp, t, variants, args.seeds, args.data, args.noise, args.oracle)
             for t in exp.layers]

@@ -878,7 +878,7 @@ def add_run_arguments(ap: argparse.ArgumentParser) -> None:
                          "variant is: with every layer's history, xgb as reference (alone: "
                          "no layer is left out unless --layers names some)")
     ap.add_argument("--report-only", action="store_true", help="report what the databases hold")
-    ap.add_argument("--batch-size", type=_batch_size, default=8, metavar="N",
+    ap.add_argument("--batch-size", type=batch_size_arg, default=8, metavar="N",
                     help="configs each run measures per batch, every searcher alike "
                          "(AutoTVM's tuners measure as many as the builder runs at once, the "
                          "core count) [8]")
@@ -900,7 +900,7 @@ def checked_target(ap: argparse.ArgumentParser, args: argparse.Namespace,
         ap.error(str(exc))
 
 
-def _batch_size(text: str) -> int:
+def batch_size_arg(text: str) -> int:
     """``--batch-size``'s value: a whole number of configs >= 1."""
     try:
         n = int(text)

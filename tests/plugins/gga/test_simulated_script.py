@@ -3,6 +3,7 @@ layer's measured speeds, on the synthetic conv space of the reproduce_gga tests 
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import numpy as np
@@ -86,6 +87,11 @@ def test_searchers_run_on_the_surrogate_over_seeds_report_and_resume(tmp_path, m
     changed = [*sim.BASE, rg.parse_variant("gga-p0=gga:probe=2")]
     with pytest.raises(AssertionError, match="simulated again"):
         sim.layer_runs(exp, exp.layers[0], changed, 2, [str(exp.db)], 0.05)
+    # so is every curve of another batch size
+    pairs = dataclasses.replace(exp, batch_size=2)
+    assert sim.signature(pairs, variants[1]) != sim.signature(exp, variants[1])
+    with pytest.raises(AssertionError, match="simulated again"):
+        sim.layer_runs(pairs, exp.layers[0], variants, 2, [str(exp.db)], 0.05)
 
 
 def test_bad_arguments_are_one_line_errors(tmp_path, capsys):
