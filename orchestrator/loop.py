@@ -13,7 +13,7 @@ from orchestrator.confirm import confirmed, confirmed_best, split_retimings, tel
 from orchestrator.errors import OrchestratorError, UnknownComponentError
 from orchestrator.jsonkey import canonical_json
 from orchestrator.manager import Plugins, load_plugins
-from orchestrator.options import coerce_options
+from orchestrator.options import coerce_options, owner_name
 from orchestrator.result import MeasureResult, MeasureStatus
 from orchestrator.run_info import RunInfo, TuneSummary
 from orchestrator.space import Config, Space
@@ -122,7 +122,8 @@ def choose_space_generator(plugins: Plugins, task: Task, target: TargetInfo,
         gen = registry.create(name, **(options or {}))
         if not gen.supports(task, target):
             raise UnknownComponentError(
-                f"space generator {name!r} has no template for {task.op} on {target.kind}")
+                f"{owner_name('space_generator', name)} has no template for {task.op} on "
+                f"{target.kind}")
         return name, gen
     for comp in registry:
         gen = comp.factory()
@@ -410,7 +411,8 @@ class _Loop:
         results = self.measurer.measure(self.space, self.target, list(configs))
         if len(results) != len(configs):
             raise OrchestratorError(
-                f"measurer {self.options.measurer!r} returned {len(results)} results "
+                f"{owner_name('measurer', self.options.measurer)} returned {len(results)} "
+                f"results "
                 f"for {len(configs)} configs")
         self.store.record(run_id=run_id, task_id=task_id, target_id=target_id, results=results,
                           template=self.space.template)

@@ -33,12 +33,13 @@ class ModelSearcher:
     every ``plan_size`` measurements; an ``epsilon`` share of proposals is random, and so
     is everything before the first fit."""
 
+    name = "xgb"  # the name its option errors give it
     uses_history = False
 
     def __init__(self, plan_size: int = 64, optimizer: str = "sa", epsilon: float = 0.05,
                  rounds: int = 100, max_depth: int = 3, sa_chains: int = 128,
                  sa_iters: int = 500, sa_early_stop: int = 50, pool_size: int = 2048) -> None:
-        owner = owner_name("searcher", "tl" if self.uses_history else "xgb")
+        owner = owner_name("searcher", self.name)
         self.plan_size = whole(owner, "plan_size", plan_size, 1)
         self.optimizer = one_of(owner, "optimizer", optimizer, OPTIMIZERS)
         self.epsilon = number(owner, "epsilon", epsilon, 0.0, 1.0)
@@ -176,12 +177,13 @@ class TransferSearcher(ModelSearcher):
     how many of this task's best configs the history is compared with).
     """
 
+    name = "tl"
     uses_history = True
 
     def __init__(self, filter: bool = True, keep: float = 0.25, min_keep: int = 64,
                  importance_decay: float = 0.3, references: int = 64, **options: Any) -> None:
         own = [name for name, _, _ in describe_options(TransferSearcher)[0]]
-        owner = owner_name("searcher", "tl")
+        owner = owner_name("searcher", self.name)
         super().__init__(**coerce_options(owner, ModelSearcher, options, also=own))
         self.keep = number(owner, "keep", keep, 0.0, 1.0, low_open=True)
         self.filter = as_bool(owner, "filter", filter)
