@@ -21,15 +21,13 @@ if TYPE_CHECKING:
 @hookimpl
 def orchestrator_add_pruners(registry: ComponentRegistry) -> None:
     """Called once at start-up; registers ``psa`` and ``psa-512``."""
-    from functools import partial
-
-    from plugins.psa.pruner import PsaPruner
+    from plugins.psa.pruner import Psa512Pruner, PsaPruner
 
     registry.add("psa", PsaPruner,
                  description="Pruner's PSA target space: the 256 configs with the lowest "
                              "analytical latency + 10% drawn from the rest (options: size, "
                              "explore, seed; CUDA spaces with a kernel plan)")
-    registry.add("psa-512", partial(PsaPruner, size=512),
+    registry.add("psa-512", Psa512Pruner,
                  description="the psa pruner with the paper's target space size 512")
 
 

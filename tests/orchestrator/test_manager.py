@@ -102,7 +102,11 @@ def test_unknown_component_lists_known_names():
     ("searcher", "tl", {"keep": 0}), ("searcher", "xgb", {"plan_size": 0}),
     ("searcher", "fallback", {"omega": -1}), ("searcher", "auto", {"threshold": 2}),
     ("searcher", "cmaes", {"popsize": 1}), ("pruner", "psa", {"size": 0}),
-    ("cost_model", "xgb", {"rounds": 0}), ("measurer", "local", {"repeat": 0})])
+    ("cost_model", "xgb", {"rounds": 0}), ("measurer", "local", {"repeat": 0}),
+    ("measurer", "cuda", {"device": -1}), ("searcher", "tuna-es", {"population": 0}),
+    ("searcher", "deap-ga", {"population": 0}), ("searcher", "deap-es", {"mu": 0}),
+    ("cost_model", "cnnopt-ml", {"min_online": 0}),
+    ("cost_model", "cnnopt-hybrid", {"min_online": 0}), ("pruner", "psa-512", {"size": 0})])
 def test_a_shipped_components_range_errors_name_it_as_its_unknown_option_errors_do(
         kind, name, options):
     plugins = load_plugins()
