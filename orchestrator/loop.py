@@ -412,8 +412,7 @@ class _Loop:
         if len(results) != len(configs):
             raise OrchestratorError(
                 f"{owner_name('measurer', self.options.measurer)} returned {len(results)} "
-                f"results "
-                f"for {len(configs)} configs")
+                f"results for {len(configs)} configs")
         self.store.record(run_id=run_id, task_id=task_id, target_id=target_id, results=results,
                           template=self.space.template)
         return results

@@ -153,9 +153,10 @@ class GuidedGA:
     chosen before anything is measured; "measured": they are made only when they are
     due, after the candidates before them, and vary the fastest config measured by then,
     the first probes under ``probe_order=agreed`` excepted). Not in the paper. The
-    candidate with the best filtering metric is often not the fastest on this task (the
-    lead batch's second config beats it on many shapes), and eight probes of a slower
-    config spend half the first generation around it.
+    candidate with the best filtering metric is seldom the fastest of those measured
+    before the probes (4 of 33 runs in ``docs/results/gga.md``, "Probes of the fastest
+    measured config"), and probes of a slower config spend half the first generation
+    around it.
     """
 
     def __init__(self, population: int = 16, elite: int = 8, crossover_prob: float = 0.5,
@@ -256,7 +257,7 @@ class GuidedGA:
         probes = (self._probe(best, min(early, n_probe), first_knobs=agreed)
                   if best is not None else [])
         self._probes_due = n_probe - len(probes) if early < n_probe else 0
-        self._probe_seed = best  # probed when nothing measured is faster (or ok)
+        self._probe_seed = best  # what ``_due_probes`` varies while no result is ok
         first = self._order_first(cands, probes, agreed)
         first += self._fill(want - self._probes_due - len(first),
                             [self.configs[k] for k in known] + cands)
