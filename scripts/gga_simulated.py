@@ -267,9 +267,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [n for n in names if n not in by_name]
     if unknown:
         ap.error(f"unknown layer(s) {', '.join(unknown)}; known: {', '.join(by_name)}")
-    exp = rg.Experiment(layers=tuple(by_name[n] for n in names), history_layers=(), trials=args.trials,
-                        batch_size=args.batch_size, budgets={"xgb": args.xgb_trials}, db=db, work=db.parent, out=Path(args.out),
-                        target=detect_host(), plugins=load_plugins())
+    exp = rg.Experiment(layers=tuple(by_name[n] for n in names), history_layers=(),
+                        trials=args.trials, batch_size=args.batch_size,
+                        budgets={"xgb": args.xgb_trials}, db=db, work=db.parent,
+                        out=Path(args.out), target=detect_host(), plugins=load_plugins())
     runs = [layer_runs(exp, t, variants, args.seeds, args.data, args.noise, args.oracle)
             for t in exp.layers]
     command = "python scripts/gga_simulated.py " + " ".join(
