@@ -157,6 +157,28 @@ def test_first_generation_comes_from_history_by_filtering_metric():
     assert [c.key for c in first] == [c.key for c, _ in expected]
 
 
+def _probes_of(space: Space, probes: list[Config], base: Config, genes: dict) -> bool:
+    """Whether every probe is a guided child of ``base`` with one knob changed to an
+    expertise value (a probe is a guided child: it has its gene), and at most one other
+    knob changed by a repair."""
+    for probe in probes:
+        name, value = genes[probe.key]
+        changed = [k.name for k in space.knobs if probe[k.name] != base[k.name]]
+        if probe[name] != value or value not in expertise_values(space.knob(name), base[name]) \
+                or name not in changed or len(changed) > 2:
+            return False
+    return True
+
+
+def _same_first_generation(**options) -> bool:
+    """Whether gga with ``options`` proposes the same first generation as with its defaults."""
+    history = toy_history([*NEAR, *FAR])
+    a, b = GuidedGA(probe=3), GuidedGA(probe=3, **options)
+    a.start(context(history))
+    b.start(context(history))
+    return [c.key for c in _drain(a, 16)] == [c.key for c in _drain(b, 16)]
+
+
 def test_first_generation_probes_each_knob_of_the_best_history_candidate():
     history = toy_history([*NEAR, *FAR])
     space = toy_space()
@@ -166,14 +188,8 @@ def test_first_generation_probes_each_knob_of_the_best_history_candidate():
     assert s.from_history == 13
     first = _drain(s, 16)
     assert [c.key for c in first[:13]] == [c.key for c, _ in expected]
-    best = first[0]
-    probed = []
-    for probe in first[13:]:
-        name, value = s.genes[probe.key]  # a probe is a guided child: it has its gene
-        assert probe[name] == value and value in expertise_values(space.knob(name), best[name])
-        changed = [k.name for k in space.knobs if probe[k.name] != best[k.name]]
-        assert name in changed and len(changed) <= 2  # the gene, and a repair if needed
-        probed.append(name)
+    assert _probes_of(space, first[13:], first[0], s.genes)
+    probed = [s.genes[p.key][0] for p in first[13:]]
     assert len(probed) == 3 and len(set(probed)) == 3  # one probe per knob
     assert len({c.key for c in first}) == 16
 
@@ -684,22 +700,7 @@ def test_probe_order_agreed_probes_the_knobs_every_candidate_shares_first():
 def test_probe_order_is_checked_and_random_keeps_the_first_generation():
     with pytest.raises(OptionError, match="option probe_order must be one of random, agreed"):
         GuidedGA(probe_order="first")
-    history = toy_history([*NEAR, *FAR])
-    a, b = GuidedGA(probe=3), GuidedGA(probe=3, probe_order="random")
-    a.start(context(history))
-    b.start(context(history))
-    assert [c.key for c in _drain(a, 16)] == [c.key for c in _drain(b, 16)]
-
-
-def _probes_of(space: Space, probes: list[Config], base: Config, genes: dict) -> bool:
-    """Whether every probe is a one-knob expertise variant of ``base`` (and a repair)."""
-    for probe in probes:
-        name, value = genes[probe.key]
-        changed = [k.name for k in space.knobs if probe[k.name] != base[k.name]]
-        if value not in expertise_values(space.knob(name), base[name]) or name not in changed \
-                or len(changed) > 2:
-            return False
-    return True
+    assert _same_first_generation(probe_order="random")
 
 
 def test_probe_from_measured_probes_the_fastest_candidate_measured_before_them():
@@ -743,11 +744,7 @@ def test_probe_from_is_checked_and_seed_keeps_the_first_generation():
     with pytest.raises(OptionError, match="^searcher 'gga': option probe_from must be one of "
                                           "seed, measured, got 'best'$"):
         GuidedGA(probe_from="best")
-    history = toy_history([*NEAR, *FAR])
-    a, b = GuidedGA(probe=3), GuidedGA(probe=3, probe_from="seed")
-    a.start(context(history))
-    b.start(context(history))
-    assert [c.key for c in _drain(a, 16)] == [c.key for c in _drain(b, 16)]
+    assert _same_first_generation(probe_from="seed")
 
 
 class TestGGAProbeFromMeasuredConformance(SearcherConformance):
