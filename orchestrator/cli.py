@@ -92,7 +92,9 @@ def tune(
     seconds: Annotated[Optional[float], typer.Option(help="Time budget per workload")] = None,
     early_stop: Annotated[Optional[int], typer.Option(help="Stop after this many trials without improvement")] = None,
     seed: Annotated[int, typer.Option(help="Random seed")] = 0,
-    searcher: Annotated[str, typer.Option(help="Searcher name (see `orchestrator plugins`)")] = "random",
+    searcher: Annotated[str, typer.Option(
+        help="Searcher name (see `orchestrator plugins`); auto: gga where the history "
+             "matches the workload, else tl")] = "auto",
     measurer: Annotated[str, typer.Option(help="Measurer name")] = "local",
     space: Annotated[Optional[str], typer.Option(help="Space generator name [default: first that supports the task]")] = None,
     pruner: Annotated[list[str], typer.Option(help="Pruner name(s), applied in order")] = [],
@@ -212,6 +214,7 @@ def _summary_dict(s: Any) -> dict[str, Any]:
         "first_ok_latency_ms": s.first_ok.latency * 1e3 if s.first_ok else None,
         "measurer_counts": s.measurer_counts,
         "runoff": None if s.runoff is None else _runoff_dict(s.runoff),
+        "searcher_note": s.searcher_note or None,
     }
 
 
@@ -285,7 +288,9 @@ def _print_summaries(summaries: list[Any], tgt: Any, *, predicted: bool = False,
                       f"{b['percent_of_peak']:.0f}%" if b else "-", speedup, str(s.trials),
                       measured, errors, str(s.run.run_id))
     out.print(table)
-    for line in [_runoff_line(s) for s in summaries] + [_counts_line(summaries)]:
+    notes = [f"{s.run.task.name or s.run.task.label()}: {s.searcher_note}"
+             for s in summaries if s.searcher_note]
+    for line in [_runoff_line(s) for s in summaries] + notes + [_counts_line(summaries)]:
         if line:
             out.print(line)
 

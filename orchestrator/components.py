@@ -93,6 +93,10 @@ class Searcher(Protocol):
     its first timing beat the confirmed best. Its latency is a better estimate of that
     config's speed than the first timing the searcher was told, which was picked for
     being fast. A searcher without the method is not told.
+
+    Optional attribute ``note``: one line that ``start`` sets about a choice the searcher
+    made for the task (``auto``: the flow it runs, and the history match that chose it).
+    The task's summary carries it as ``searcher_note`` and ``orchestrator tune`` prints it.
     """
 
     def start(self, context: SearchContext) -> None:

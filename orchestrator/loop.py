@@ -25,7 +25,7 @@ from orchestrator.task import Task
 class TuneOptions:
     """Everything that selects components and budgets for ``tune``."""
 
-    searcher: str = "random"
+    searcher: str = "auto"
     measurer: str = "local"
     space_generator: str | None = None
     pruners: tuple[str, ...] = ()
@@ -342,7 +342,10 @@ class _Loop:
             statuses=TuneSummary.count_statuses(run_results),
             seconds=seconds, stop_reason=stop_reason, first_ok=first_ok,
             retimed=retimed, measurer_counts=_counts_since(counts_before, _counts(self.measurer)),
-            runoff=runoff)
+            runoff=runoff,
+            # a finished run, rerun, searched nothing: its searcher's choice is not news
+            searcher_note=(str(getattr(self.searcher, "note", "") or "")
+                           if measured or reused else ""))
         hook.orchestrator_task_finished(run=info, summary=summary)
         return summary
 

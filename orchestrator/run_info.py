@@ -46,6 +46,7 @@ class TuneSummary:
     measurer_counts: dict[str, int] = field(default_factory=dict)  # Measurer.counts
     extra: dict[str, Any] = field(default_factory=dict)
     runoff: Runoff | None = None  # TuneOptions.runoff: the contenders timed side by side
+    searcher_note: str = ""  # the searcher's ``note`` (Searcher), "" without one
 
     @property
     def best_gflops(self) -> float:

@@ -78,7 +78,8 @@ def overhead(trials: int, batch: int) -> float:
         store = HistoryStore.open(Path(d) / "h.db")
         start = time.perf_counter()
         s = tune(TASK, target=TOY_TARGET, db=store, plugins=plugins, space_generator="bench",
-                 measurer="bench-replay", trials=trials, batch_size=batch, seed=1)
+                 searcher="random", measurer="bench-replay", trials=trials, batch_size=batch,
+                 seed=1)
         wall = time.perf_counter() - start
         store.close()
     assert s.trials == trials

@@ -59,8 +59,11 @@ class AutoSearch:
         self.chosen = chosen_flow(self.match, self.threshold)
         self.delegate: Any = (GuidedGA(**self.gga_options) if self.chosen == "gga"
                               else TransferSearcher(**self.tl_options))
-        log.info("auto: best match score %.3f (threshold %.3f): %s for %s", self.match,
-                 self.threshold, self.chosen, context.task.label())
+        self.note = (f"auto ran {self.chosen}: "
+                     + ("the task has results of its own" if own else
+                        f"best history match {self.match:.3f} "
+                        f"{'>=' if self.chosen == 'gga' else '<'} {self.threshold:g}"))
+        log.info("%s, for %s", self.note, context.task.label())
         self.delegate.start(context)
 
     def propose(self, n: int) -> list[Config]:

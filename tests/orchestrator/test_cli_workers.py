@@ -33,4 +33,7 @@ def test_the_workers_start_once_for_every_workload(tmp_path: Path,
     assert out.exit_code == 0, out.output
     summaries = json.loads(out.stdout)
     assert [s["measured"] for s in summaries] == [2, 2]
+    # the default searcher, auto: tl on an empty history, then gga on d1's results
+    assert [s["searcher_note"].split(":")[0] for s in summaries] == ["auto ran tl",
+                                                                   "auto ran gga"]
     assert sorted(started) == ["build", "build", "run"]  # one set, for both workloads

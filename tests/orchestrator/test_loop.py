@@ -11,6 +11,8 @@ from orchestrator.testing import TOY_TASK, InterruptAfter, toy_latency
 
 
 def run(plugins, db, target, **kw):
+    # random search unless a test says otherwise: its batches and starts are the simplest
+    kw.setdefault("searcher", "random")
     kw.setdefault("measurer", "toy-replay")
     kw.setdefault("space_generator", "toy")
     return tune(TOY_TASK, target=target, db=db, plugins=plugins, **kw)
@@ -253,7 +255,8 @@ def test_a_shared_measurer_serves_task_after_task_and_only_its_maker_closes_it(
             registry.add("preparing", lambda: _Preparing(events, {"guard_retimed": 2}))
 
     plugins = load_plugins(extra=[("toy", toy_plugin), ("p", Plugin())], autoload=False)
-    options = TuneOptions(measurer="preparing", space_generator="toy", trials=8)
+    options = TuneOptions(searcher="random", measurer="preparing", space_generator="toy",
+                          trials=8)
     shared = make_measurer(options, plugins)
     other = Task.create("dense", {"M": 32, "K": 64, "N": 16}, name="toy_other")
     summaries = [tune(task, target=toy_target, db=db, plugins=plugins, options=options,
@@ -386,3 +389,26 @@ def test_a_run_whose_measurer_breaks_is_marked_failed_and_keeps_its_results(toy_
         run(plugins, db, toy_target, measurer="breaks", trials=20, batch_size=4)
     [r] = db.runs()
     assert (r.status, r.stop_reason, r.measured) == ("failed", "error", 8)
+
+
+def test_the_default_searcher_is_auto_and_the_summary_says_what_it_chose(toy_plugins, db,
+                                                                         toy_target):
+    from orchestrator.cli import _summary_dict
+    from orchestrator.task import Task
+
+    assert TuneOptions().searcher == "auto"
+
+    def default(task):
+        return tune(task, target=toy_target, db=db, plugins=toy_plugins, measurer="toy-replay",
+                    space_generator="toy", trials=8)
+
+    first = default(TOY_TASK)
+    assert first.run.searcher == "auto" and first.measured == 8
+    assert first.searcher_note == "auto ran tl: best history match 0.000 < 0.75"  # no history
+    other = default(Task.create("dense", {"M": 32, "K": 64, "N": 16}, name="toy_other"))
+    # the toy task's results are history for this one
+    assert other.searcher_note == "auto ran gga: best history match 0.857 >= 0.75"
+    assert _summary_dict(other)["searcher_note"] == other.searcher_note
+    again = default(TOY_TASK)  # finished: nothing searched, so nothing chosen to report
+    assert again.measured == 0 and again.searcher_note == ""
+    assert _summary_dict(again)["searcher_note"] is None

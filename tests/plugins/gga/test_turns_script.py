@@ -458,8 +458,8 @@ def test_a_confirmed_curve_counts_a_config_by_its_retimings_at_the_trial_that_pi
     from orchestrator.manager import load_plugins
     plugins = load_plugins(extra=[("toy", toy_plugin), ("lucky", Plugin())], autoload=False)
     db = tmp_path / "runs.db"
-    s = tune(TOY_TASK, target=toy_target, db=db, plugins=plugins, measurer="lucky",
-             space_generator="toy", trials=24, seed=1, confirm=1)
+    s = tune(TOY_TASK, target=toy_target, db=db, plugins=plugins, searcher="random",
+             measurer="lucky", space_generator="toy", trials=24, seed=1, confirm=1)
     rg = load_script("reproduce_gga")
     gflops = lambda lat: TOY_TASK.flops / lat / 1e9  # noqa: E731
     sure = rg.curve(db, TOY_TASK, "random", 24, confirmed=True)

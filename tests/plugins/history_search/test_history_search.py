@@ -76,6 +76,7 @@ def test_auto_threshold_is_an_option_and_own_results_count_as_a_full_match():
     s = AutoSearch(tl=TL_FAST)
     s.start(context(None, prior=tuple(toy_results(n=5))))
     assert s.match == 1.0 and s.chosen == "gga"
+    assert s.note == "auto ran gga: the task has results of its own"
     s = AutoSearch(tl=TL_FAST)
     s.start(context(None))
     assert s.match == 0.0 and s.chosen == "tl"
