@@ -36,7 +36,8 @@ class AutoSearch:
     other task of the same operator; 1 when this task has results of its own) reaches
     ``threshold``, else ``tl`` (Mu et al., Fig. 1). Options: ``threshold`` (0.75), and
     ``gga`` / ``tl``: dicts of options for the chosen searcher, e.g.
-    ``--searcher-opt 'tl={"filter": false}'``."""
+    ``--searcher-opt 'tl={"filter": false}'``. The default searcher of ``orchestrator tune``
+    and ``tune()``; ``note`` says which flow it ran and why."""
 
     def __init__(self, threshold: float = DEFAULT_THRESHOLD, gga: dict[str, Any] | None = None,
                  tl: dict[str, Any] | None = None) -> None:
