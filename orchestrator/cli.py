@@ -227,13 +227,18 @@ def _runoff_dict(r: Any) -> dict[str, Any]:
          "rounds_ms": [ms(x) for x in e.rounds]} for e in r.entries]}
 
 
+def _workload_name(s: Any) -> str:
+    """How the lines under the table name a summary's workload."""
+    return s.run.task.name or s.run.task.label()
+
+
 def _runoff_line(s: Any) -> str | None:
     """What the run-off after a run found, in words; None without one."""
     r = s.runoff
     if r is None:
         return None
     w = r.winner
-    name = s.run.task.name or s.run.task.label()
+    name = _workload_name(s)
     if w.median == float("inf"):
         return (f"{name}: run-off of {len(r.entries)} configs (run {r.run_id}): "
                 "every timing failed; the run's own best stands")
@@ -288,8 +293,7 @@ def _print_summaries(summaries: list[Any], tgt: Any, *, predicted: bool = False,
                       f"{b['percent_of_peak']:.0f}%" if b else "-", speedup, str(s.trials),
                       measured, errors, str(s.run.run_id))
     out.print(table)
-    notes = [f"{s.run.task.name or s.run.task.label()}: {s.searcher_note}"
-             for s in summaries if s.searcher_note]
+    notes = [f"{_workload_name(s)}: {s.searcher_note}" for s in summaries if s.searcher_note]
     for line in [_runoff_line(s) for s in summaries] + notes + [_counts_line(summaries)]:
         if line:
             out.print(line)
