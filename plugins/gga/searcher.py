@@ -156,7 +156,11 @@ class GuidedGA:
     candidate with the best filtering metric is seldom the fastest of those measured
     before the probes (4 of 33 runs in ``docs/results/gga.md``, "Probes of the fastest
     measured config"), and probes of a slower config spend half the first generation
-    around it.
+    around it. ``immigrants`` (0: off; N: every generation after the first, N of its
+    children are configs sampled at random from the space, as a GA's random immigrants).
+    Not in the paper, which has no random operator. Unlike ``explore``, which moves one
+    knob of a parent, an immigrant carries values on every knob that no seed may hold;
+    crossover can pass them on only where an immigrant is fast enough to be picked.
     """
 
     def __init__(self, population: int = 16, elite: int = 8, crossover_prob: float = 0.5,
@@ -166,7 +170,7 @@ class GuidedGA:
                  screen: int = 0, confirmed: bool = True, explore: float = 0.0,
                  handoff: int = 0, climb: int = 0, handoff_to: str = "tl",
                  probe_order: str = "random", lead_seeding: str = "tasks",
-                 swap: bool = False, probe_from: str = "seed") -> None:
+                 swap: bool = False, probe_from: str = "seed", immigrants: int = 0) -> None:
         owner = owner_name("searcher", "gga")
         self.population_size = whole(owner, "population", population, 2)
         self.elite = whole(owner, "elite", elite, 1)
@@ -189,6 +193,7 @@ class GuidedGA:
         self.handoff = whole(owner, "handoff", handoff, 0)
         self.handoff_to = one_of(owner, "handoff_to", handoff_to, HANDOFF_TUNERS)
         self.climb = whole(owner, "climb", climb, 0, self.population_size)
+        self.immigrants = whole(owner, "immigrants", immigrants, 0, self.population_size)
         self.screen = whole(owner, "screen", screen, 0)
 
     # -- Searcher protocol -------------------------------------------------------------
@@ -375,6 +380,7 @@ class GuidedGA:
         ranked = sorted(parents, key=lambda c: self._rank_key(c.key))
         children = self._refreshed()
         children += self._probe(self.configs[best_all], self.climb - len(children))
+        children += self._samples(min(self.immigrants, self.population_size - len(children)))
         children += self._screened(ranked, self.population_size - len(children))
         children += self._fill(self.population_size - len(children), ranked + children)
         self.generation = [c.key for c in children]
@@ -546,6 +552,12 @@ class GuidedGA:
                                     self.swap)
             if made is not None:
                 self._accept(*made, out)
+        return out + self._samples(count - len(out))
+
+    def _samples(self, count: int) -> list[Config]:
+        """Up to ``count`` configs sampled from the space that were not measured or
+        proposed before."""
+        out: list[Config] = []
         misses = 0
         while len(out) < count and misses < _MAX_SAMPLE_MISSES:
             cfg = self.space.sample(self.rng)
