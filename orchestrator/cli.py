@@ -437,7 +437,9 @@ def _show_component(loaded: Any, name: str) -> None:
     for kind, comp in found:
         out.print(f"[bold]{kind.replace('_', ' ')} {comp.name}[/bold] (plugin {comp.plugin})")
         doc = inspect.cleandoc(comp.factory.__doc__ or comp.description or "")
-        out.print(doc.split("\n\n")[0], markup=False)  # the rest is in its docstring
+        # the first paragraph, its lines joined so that the terminal's width wraps it
+        # (the rest is in its docstring)
+        out.print(" ".join(doc.split("\n\n")[0].split()), markup=False)
         rows, more = describe_options(comp.factory)
         how = flags.get(kind, f"Python only: plugins.create({kind!r}, {comp.name!r}, **options)")
         if rows:

@@ -31,6 +31,14 @@ def test_show_lists_each_option_with_what_it_takes_and_its_default(tmp_path):
     assert rows["refit"] == ["true or false", "false"]
 
 
+def test_show_wraps_the_description_at_the_terminals_width(tmp_path):
+    p = cli("plugins", "--show", "auto", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    # the docstring's own line breaks are gone: one line at 200 columns
+    [line] = [x for x in p.stdout.splitlines() if x.startswith("Runs ``gga``")]
+    assert "results of its own) reaches ``threshold``, else ``tl``" in line
+
+
 def test_show_gives_every_kind_of_a_shared_name(tmp_path):
     p = cli("plugins", "--show", "xgb", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
