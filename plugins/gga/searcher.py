@@ -161,6 +161,8 @@ class GuidedGA:
     Not in the paper, which has no random operator. Unlike ``explore``, which moves one
     knob of a parent, an immigrant carries values on every knob that no seed may hold;
     crossover can pass them on only where an immigrant is fast enough to be picked.
+    Slower than gga on the simulated Xeon (``docs/results/gga.md``, "Random immigrants
+    and screened children").
     """
 
     def __init__(self, population: int = 16, elite: int = 8, crossover_prob: float = 0.5,

@@ -677,18 +677,17 @@ def test_climb_makes_one_knob_variants_of_the_best_so_far_in_every_generation():
 
 def test_immigrants_are_samples_of_the_space_in_every_generation_after_the_first():
     history = toy_history([*NEAR, *FAR])
-    plain, s = _run(GuidedGA(), 4, history), _run(GuidedGA(immigrants=4), 4, history)
-    assert [c.key for c in s[0]] == [c.key for c in plain[0]]  # the first generation as before
-    searcher = GuidedGA(immigrants=4)
-    generations = _run(searcher, 4, history)
+    searcher, bred = GuidedGA(immigrants=4), GuidedGA()
+    generations, plain = _run(searcher, 4, history), _run(bred, 4, history)
+    # the first generation as before
+    assert [c.key for c in generations[0]] == [c.key for c in plain[0]]
     for generation in generations[1:]:
         # an immigrant has no gene: no operator made it; the bred children after it do
         assert [c.key in searcher.genes for c in generation] == [False] * 4 + [True] * 12
         assert all(toy_space().validate(c) is None for c in generation[:4])
     keys = [c.key for g in generations for c in g]
     assert len(set(keys)) == len(keys)  # nothing measured twice
-    bred = GuidedGA()
-    assert all(c.key in bred.genes for g in _run(bred, 3, history)[1:] for c in g)
+    assert all(c.key in bred.genes for g in plain[1:] for c in g)
     assert GuidedGA().immigrants == 0
     for bad in (-1, 1.5, "two", True, 17):
         with pytest.raises(OptionError, match=r"option immigrants (takes a whole number|"
