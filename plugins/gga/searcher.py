@@ -120,7 +120,10 @@ class GuidedGA:
     K: breed K times the children a generation needs and measure those a rank model
     ranks highest, see ``plugins.gga.screen``; the first generation likewise takes the
     best-metric candidate and the model's best of the next K x (P - probe - 1), and each
-    probe the model's best value of its knob). Not in the paper. ``confirmed`` (True: under
+    probe the model's best value of its knob; the lead batch, which needs no model under
+    ``lead_seeding`` tasks or kin, is proposed before the model is fitted, and the rest of
+    the first generation is screened by a model that knows its results). Not in the
+    paper. ``confirmed`` (True: under
     ``tune --confirm``, a config the loop timed again counts at its confirmed speed, see
     :meth:`tell_confirmed`; False: at its first timing, as before). The paper's tuner
     takes every timing at its word; a fast fluke then stays the best individual, is kept
@@ -219,6 +222,48 @@ class GuidedGA:
         known = sorted((k for k in self.perf if self.perf[k] > 0), key=self._rank_key)
         known = known[:self.population_size]
         want = self.population_size - len(known)
+        self._best_perf = max(self.perf.values(), default=0.0)
+        self._stalled = 0
+        self._screen: ChildScreen | None = None
+        self._reserve: Iterator[Config] = iter(())
+        lead = max(1, context.target.cores) if self.lead is None else self.lead
+        leaders = self._early_leaders(want, lead)
+        # under ``screen`` the lead batch goes out before the rank model is fitted (the
+        # ranking of every record, encoding and fit take ~0.4 s on a ResNet-18 history);
+        # the rest of the first generation is made when it is due, in ``propose``
+        self._rest_due: tuple[list[str], int, int, list[Config]] | None = None
+        self._probes_due = 0
+        if leaders:
+            self.seen.update(c.key for c in leaders)
+            self.generation: list[str] = known + [c.key for c in leaders]
+            self.pending: list[Config] = leaders
+            self._lead = 0
+            self._rest_due = (known, want, lead, leaders)
+            return
+        self._first_generation(known, want, lead, [])
+
+    def _early_leaders(self, want: int, lead: int) -> list[Config]:
+        """Under ``screen``: the lead batch as plain gga makes it (one config from each
+        of the best-scoring tasks, or the best candidate for a lead of one), which needs
+        no rank model; [] where the lead needs the model or the first generation is
+        made at once."""
+        n_cands = want - (min(self.probe, want - 1) if want > 1 else 0)
+        if (not self.screen or n_cands < 2 or lead < 1 or self.seeding == "kin"
+                or (lead > 1 and self.lead_seeding == "metric")):
+            return []
+        ranked = RankedHistory(self._context.history, self.space, self._context.target,
+                               self.omega)
+        found = task_leaders(ranked, self.space, min(lead, n_cands), skip=self.seen)
+        if self.lead_seeding == "kin" and lead > 1:
+            found = with_kin_leader(found, ranked, self.space, self.space.task, skip=self.seen)
+        return [c for c, _ in found]
+
+    def _first_generation(self, known: list[str], want: int, lead: int,
+                          given: list[Config]) -> None:
+        """Make the first generation: after ``known`` (this task's best earlier results),
+        ``given`` (a lead batch already proposed) or else the lead batch, history
+        candidates (screened under ``screen``), probes and samples of the space."""
+        context = self._context
         n_probe = min(self.probe, want - 1) if want > 1 else 0
         # The metric seeding takes a few of the best-metric records: the lazy ranking then
         # reads only the records that can rank among them (history.ranking). The other
@@ -227,8 +272,6 @@ class GuidedGA:
         full = (rank_history(context.history, self.space, context.target, self.omega)
                 if everything else [])
         self._reserve = self._fresh_candidates(full) if self.refresh else iter(())
-        self._best_perf = max(self.perf.values(), default=0.0)
-        self._stalled = 0
         if self.seeding == "tasks":
             full = interleave_tasks(full)
         elif self.seeding == "kin":
@@ -238,16 +281,18 @@ class GuidedGA:
             else RankedHistory(context.history, self.space, context.target, self.omega))
         self._screen = (ChildScreen(self.space, full, context.seed)
                         if self.screen and full else None)
-        n_cands = want - n_probe
-        if self._screen is not None and n_cands > 1:
+        head = 0 if given else 1  # the best-metric candidate is never screened out
+        n_cands = want - n_probe - len(given)
+        n_read = n_cands
+        if self._screen is not None and n_cands > head:
             self._screen.fit(self.own)
-            n_cands = 1 + (n_cands - 1) * self.screen
-        cands = [c for c, _ in candidate_configs(scored, self.space, n_cands, skip=self.seen)]
+            n_read = head + (n_cands - head) * self.screen
+        cands = [c for c, _ in candidate_configs(scored, self.space, n_read, skip=self.seen)]
         if self._screen is not None:
-            cands = cands[:1] + self._screen.best(cands[1:], want - n_probe - 1)
-        lead = max(1, context.target.cores) if self.lead is None else self.lead
-        if self.lead_seeding != "metric" and lead > 1 and len(cands) > 1:
+            cands = cands[:head] + self._screen.best(cands[head:], n_cands - head)
+        if not given and self.lead_seeding != "metric" and lead > 1 and len(cands) > 1:
             cands = self._spread_lead(scored, cands, lead)
+        cands = given + cands
         self.from_history = len(cands)
         if want and not cands:
             log.info("gga: no usable history of other tasks for %s; the first generation "
@@ -268,9 +313,10 @@ class GuidedGA:
         first = self._order_first(cands, probes, agreed)
         first += self._fill(want - self._probes_due - len(first),
                             [self.configs[k] for k in known] + cands)
-        self.generation: list[str] = known + [c.key for c in first]
-        self.pending: list[Config] = first
-        self._lead = min(lead, len(first))
+        self.generation = known + [c.key for c in first]
+        proposed = {c.key for c in given}
+        self.pending = [c for c in first if c.key not in proposed]
+        self._lead = 0 if given else min(lead, len(first))
 
     def _spread_lead(self, scored: Iterable[ScoredRecord], cands: list[Config],
                      lead: int) -> list[Config]:
@@ -291,6 +337,9 @@ class GuidedGA:
         if self.handed is None:
             if self._lead:
                 n, self._lead = min(n, self._lead), 0
+            if self._rest_due is not None and not self.pending:
+                rest, self._rest_due = self._rest_due, None
+                self._first_generation(*rest)
             if self._probes_due and len(self.pending) < n:
                 self._due_probes()
             if not self.pending:

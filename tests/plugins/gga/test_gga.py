@@ -557,6 +557,36 @@ def test_screened_first_generation_keeps_the_best_candidate_then_the_models_best
         assert probe.key == screen.best(fresh, 1)[0].key
 
 
+def test_screen_proposes_plain_ggas_lead_batch_before_its_model_is_fitted(monkeypatch):
+    fits: list[int] = []
+    real_fit = ChildScreen.fit
+
+    def spy(self, own):
+        fits.append(len(own))
+        real_fit(self, own)
+
+    monkeypatch.setattr(ChildScreen, "fit", spy)
+    history = toy_history([*NEAR, *FAR])
+    plain = GuidedGA(lead=3)
+    plain.start(context(history))
+    s = GuidedGA(lead=3, screen=4)
+    s.start(context(history))
+    lead = s.propose(8)
+    assert [c.key for c in lead] == [c.key for c in plain.propose(8)]
+    assert fits == []  # nothing ranked, encoded or fitted before the lead batch
+    measurer = ReplayMeasurer(results=toy_results(toy_space()))
+    s.tell(measurer.measure(toy_space(), TOY_TARGET, lead))
+    rest = _drain(s, 13)
+    assert fits == [3]  # the rest of the first generation: a model that knows the lead's
+    keys = [c.key for c in lead + rest]
+    assert len(keys) == len(set(keys)) == 16 and s.from_history == 8
+    for leads in ({"lead": 0}, {"lead": 3, "lead_seeding": "metric"}):  # needs the model
+        fits.clear()
+        eager = GuidedGA(screen=4, **leads)
+        eager.start(context(history))
+        assert fits == [0]
+
+
 def test_screen_measures_the_models_best_of_k_times_the_children(monkeypatch):
     seen_pools: list[tuple[int, int]] = []
     real_best = ChildScreen.best
