@@ -76,6 +76,9 @@ class FeatureEncoder:
         return vals + [math.log2(max(task.flops, 1))]
 
     def encode(self, config: Config, task: Task | None = None) -> list[float]:
+        return self._knob_row(config) + self._task_row(task)
+
+    def _knob_row(self, config: Config) -> list[float]:
         row: list[float] = []
         for k in self.knobs:
             value = config.get(k.name)
@@ -83,15 +86,25 @@ class FeatureEncoder:
                 row += _split_features(k, value)
             else:
                 row.append(_choice_feature(k, value))
-        if self.params:
-            row += self.task_features(task) if task is not None else [math.nan] * (len(self.params) + 1)
         return row
+
+    def _task_row(self, task: Task | None) -> list[float]:
+        if not self.params:
+            return []
+        return self.task_features(task) if task is not None else [math.nan] * (len(self.params) + 1)
 
     def matrix(self, configs: Sequence[Config], tasks: Sequence[Task] | Task | None = None) -> np.ndarray:
         """One row per config; ``tasks`` is one task for all rows or one per row."""
         if isinstance(tasks, Task) or tasks is None:
             tasks = [tasks] * len(configs)  # type: ignore[list-item]
-        rows = [self.encode(c, t) for c, t in zip(configs, tasks, strict=True)]
+        # a history holds thousands of records of a few tasks: each task's row once (by
+        # identity: ``tasks`` holds them, so no id is reused while this runs)
+        task_rows: dict[int, list[float]] = {}
+        rows = []
+        for c, t in zip(configs, tasks, strict=True):
+            if id(t) not in task_rows:
+                task_rows[id(t)] = self._task_row(t)
+            rows.append(self._knob_row(c) + task_rows[id(t)])
         return np.asarray(rows, dtype=np.float64).reshape(len(rows), self.width)
 
 
