@@ -247,15 +247,26 @@ class GuidedGA:
         of the best-scoring tasks, or the best candidate for a lead of one), which needs
         no rank model; [] where the lead needs the model or the first generation is
         made at once."""
-        n_cands = want - (min(self.probe, want - 1) if want > 1 else 0)
+        n_cands = want - self._probe_count(want)
         if (not self.screen or n_cands < 2 or lead < 1 or self.seeding == "kin"
                 or (lead > 1 and self.lead_seeding == "metric")):
             return []
         ranked = RankedHistory(self._context.history, self.space, self._context.target,
                                self.omega)
-        found = task_leaders(ranked, self.space, min(lead, n_cands), skip=self.seen)
-        if self.lead_seeding == "kin" and lead > 1:
-            found = with_kin_leader(found, ranked, self.space, self.space.task, skip=self.seen)
+        return self._leaders(ranked, min(lead, n_cands))
+
+    def _probe_count(self, want: int) -> int:
+        """The first generation's probes when it wants ``want`` configs: ``probe``, leaving
+        room for one history candidate."""
+        return min(self.probe, want - 1) if want > 1 else 0
+
+    def _leaders(self, scored: Iterable[ScoredRecord], count: int) -> list[Config]:
+        """The lead batch: the best candidate of each of the first ``count`` tasks of
+        ``scored``; under ``lead_seeding=kin`` and ``count`` > 1 the last one from the best
+        task of this task's structure unless a leader's task has it."""
+        found = task_leaders(scored, self.space, count, skip=self.seen)
+        if self.lead_seeding == "kin" and count > 1:
+            found = with_kin_leader(found, scored, self.space, self.space.task, skip=self.seen)
         return [c for c, _ in found]
 
     def _first_generation(self, known: list[str], want: int, lead: int,
@@ -264,7 +275,7 @@ class GuidedGA:
         ``given`` (a lead batch already proposed) or else the lead batch, history
         candidates (screened under ``screen``), probes and samples of the space."""
         context = self._context
-        n_probe = min(self.probe, want - 1) if want > 1 else 0
+        n_probe = self._probe_count(want)
         # The metric seeding takes a few of the best-metric records: the lazy ranking then
         # reads only the records that can rank among them (history.ranking). The other
         # options read every record.
@@ -324,10 +335,7 @@ class GuidedGA:
         best candidate of each, tasks by their best metric; under ``kin`` the last one
         from the best task of this task's structure unless a leader's task has it); the
         rest follow in their order, the list as long as before."""
-        found = task_leaders(scored, self.space, lead, skip=self.seen)
-        if self.lead_seeding == "kin":
-            found = with_kin_leader(found, scored, self.space, self.space.task, skip=self.seen)
-        leaders = [c for c, _ in found]
+        leaders = self._leaders(scored, lead)
         taken = {c.key for c in leaders}
         return (leaders + [c for c in cands if c.key not in taken])[:len(cands)]
 
