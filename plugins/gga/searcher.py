@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 import random
 from collections.abc import Iterable, Iterator, Sequence
@@ -123,7 +124,10 @@ class GuidedGA:
     probe the model's best value of its knob; the lead batch, which needs no model under
     ``lead_seeding`` tasks or kin, is proposed before the model is fitted, and the rest of
     the first generation is screened by a model that knows its results). Not in the
-    paper. ``confirmed`` (True: under
+    paper. ``screen_rows`` (0: the screen's model learns from every history record of the
+    operator; N: from the N records with the best filtering metric, which the lazy
+    ranking finds without reading the rest, so that the screen's cost at the first
+    generation and at every fit does not grow with the history). ``confirmed`` (True: under
     ``tune --confirm``, a config the loop timed again counts at its confirmed speed, see
     :meth:`tell_confirmed`; False: at its first timing, as before). The paper's tuner
     takes every timing at its word; a fast fluke then stays the best individual, is kept
@@ -175,7 +179,8 @@ class GuidedGA:
                  screen: int = 0, confirmed: bool = True, explore: float = 0.0,
                  handoff: int = 0, climb: int = 0, handoff_to: str = "tl",
                  probe_order: str = "random", lead_seeding: str = "tasks",
-                 swap: bool = False, probe_from: str = "seed", immigrants: int = 0) -> None:
+                 swap: bool = False, probe_from: str = "seed", immigrants: int = 0,
+                 screen_rows: int = 0) -> None:
         owner = owner_name("searcher", "gga")
         self.population_size = whole(owner, "population", population, 2)
         self.elite = whole(owner, "elite", elite, 1)
@@ -200,6 +205,7 @@ class GuidedGA:
         self.climb = whole(owner, "climb", climb, 0, self.population_size)
         self.immigrants = whole(owner, "immigrants", immigrants, 0, self.population_size)
         self.screen = whole(owner, "screen", screen, 0)
+        self.screen_rows = whole(owner, "screen_rows", screen_rows, 0)
 
     # -- Searcher protocol -------------------------------------------------------------
     def start(self, context: SearchContext) -> None:
@@ -226,6 +232,7 @@ class GuidedGA:
         self._stalled = 0
         self._screen: ChildScreen | None = None
         self._reserve: Iterator[Config] = iter(())
+        self._ranked: RankedHistory | None = None
         lead = max(1, context.target.cores) if self.lead is None else self.lead
         leaders = self._early_leaders(want, lead)
         # under ``screen`` the lead batch goes out before the rank model is fitted (the
@@ -251,9 +258,9 @@ class GuidedGA:
         if (not self.screen or n_cands < 2 or lead < 1 or self.seeding == "kin"
                 or (lead > 1 and self.lead_seeding == "metric")):
             return []
-        ranked = RankedHistory(self._context.history, self.space, self._context.target,
-                               self.omega)
-        return self._leaders(ranked, min(lead, n_cands))
+        self._ranked = RankedHistory(self._context.history, self.space,
+                                     self._context.target, self.omega)
+        return self._leaders(self._ranked, min(lead, n_cands))
 
     def _probe_count(self, want: int) -> int:
         """The first generation's probes when it wants ``want`` configs: ``probe``, leaving
@@ -277,21 +284,28 @@ class GuidedGA:
         context = self._context
         n_probe = self._probe_count(want)
         # The metric seeding takes a few of the best-metric records: the lazy ranking then
-        # reads only the records that can rank among them (history.ranking). The other
-        # options read every record.
-        everything = want > 0 and bool(self.refresh or self.screen or self.seeding != "metric")
+        # reads only the records that can rank among them (history.ranking), as does the
+        # screen's model under ``screen_rows``. The other options read every record.
+        everything = want > 0 and bool(self.refresh or self.seeding != "metric"
+                                       or (self.screen and not self.screen_rows))
         full = (rank_history(context.history, self.space, context.target, self.omega)
                 if everything else [])
+        lazy = None
+        if want and not everything:  # the lead batch's lazy ranking read on, if it has one
+            lazy = self._ranked if self._ranked is not None else RankedHistory(
+                context.history, self.space, context.target, self.omega)
+        self._ranked = None
+        train: list[ScoredRecord] = full  # what the screen learns from, by metric
+        if self.screen and self.screen_rows:
+            train = list(itertools.islice(full if lazy is None else lazy, self.screen_rows))
         self._reserve = self._fresh_candidates(full) if self.refresh else iter(())
         if self.seeding == "tasks":
             full = interleave_tasks(full)
         elif self.seeding == "kin":
             full = kin_first(full, self.space.task)
-        scored: Iterable[ScoredRecord] = (
-            full if everything or not want
-            else RankedHistory(context.history, self.space, context.target, self.omega))
-        self._screen = (ChildScreen(self.space, full, context.seed)
-                        if self.screen and full else None)
+        scored: Iterable[ScoredRecord] = full if lazy is None else lazy
+        self._screen = (ChildScreen(self.space, train, context.seed)
+                        if self.screen and train else None)
         head = 0 if given else 1  # the best-metric candidate is never screened out
         n_cands = want - n_probe - len(given)
         n_read = n_cands

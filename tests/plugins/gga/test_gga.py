@@ -587,6 +587,39 @@ def test_screen_proposes_plain_ggas_lead_batch_before_its_model_is_fitted(monkey
         assert fits == [0]
 
 
+def test_screen_rows_trains_the_screen_on_the_best_metric_records_without_reading_all(
+        monkeypatch):
+    history = toy_history([*NEAR, *FAR])
+    ranked = rank_history(history, toy_space(), TOY_TARGET)
+    trained: list[list[tuple[str, str]]] = []
+    real_init = ChildScreen.__init__
+
+    def spy(self, space, records, seed, params=None):
+        trained.append([(h.task.key, h.result.config.key) for h in records])
+        real_init(self, space, records, seed, params)
+
+    monkeypatch.setattr(ChildScreen, "__init__", spy)
+    measurer = ReplayMeasurer(results=toy_results(toy_space()))
+    firsts = {}
+    for rows in (0, len(ranked), 20):
+        if rows == 20:  # from here on, reading every record fails
+            monkeypatch.setattr("plugins.gga.searcher.rank_history", _no_full_ranking)
+        s = GuidedGA(screen=4, screen_rows=rows)
+        s.start(context(history))
+        firsts[rows] = [c.key for c in _drain(s, 16, measurer)]
+        assert len(firsts[rows]) == len(set(firsts[rows])) == 16
+    whole = [(h.task.key, h.result.config.key) for h in ranked]
+    assert trained == [whole, whole, whole[:20]]
+    assert firsts[len(ranked)] == firsts[0]  # a cap above the history changes nothing
+    for bad in (-1, 2.5, "many"):
+        with pytest.raises(OptionError, match="option screen_rows"):
+            GuidedGA(screen=4, screen_rows=bad)
+
+
+def _no_full_ranking(*args, **kwargs):
+    raise AssertionError("every history record was ranked")
+
+
 def test_screen_measures_the_models_best_of_k_times_the_children(monkeypatch):
     seen_pools: list[tuple[int, int]] = []
     real_best = ChildScreen.best
