@@ -93,6 +93,8 @@ def measure(dbs: list[Path], rows: list[int], rounds: int, n_own: int) -> tuple[
             sizes[db.name] = store.count()
             spaces = {t.key: build_space(plugins, t, target, TuneOptions())[1] for t in tasks}
             owns = {t.key: reader.results(t, target, ok_only=True)[:n_own] for t in tasks}
+            for n in rows:  # untimed: imports, caches and the booster's first call
+                screen_cost(reader, spaces[tasks[0].key], target, n, owns[tasks[0].key])
             for r in range(rounds):
                 order = rows[r % len(rows):] + rows[:r % len(rows)]
                 for task in tasks:
@@ -126,8 +128,9 @@ def report(samples: list[Sample], sizes: dict[str, int], rows: list[int], rounds
         "`RankedHistory`), encoding them and the first fit, as gga's first generation does "
         f"after the lead batch. `refit`: one later fit with the task's first {n_own} "
         "results as its own, as every later generation does. "
-        f"{rounds} rounds; the values' order rotates from round to round. Ratios: every "
-        "record's seconds over the row's, task and round paired.",
+        f"Rounds: {rounds}, after an untimed call of each value; the values' order rotates "
+        "from round to round. Ratios: every record's seconds over the row's, task and round "
+        "paired.",
         "",
         "| history | measurements | screen learns from | rows (median) | records scored "
         "(median) | setup s (median) | every record / this, setup | refit s (median) | "
