@@ -251,7 +251,8 @@ class GuidedGA:
 
     def _early_leaders(self, want: int, lead: int) -> list[Config]:
         """Under ``screen``: the lead batch as plain gga makes it (one config from each
-        of the best-scoring tasks, or the best candidate for a lead of one), which needs
+        of the best-scoring tasks, then the best other candidates where the history has
+        fewer tasks than the lead, or the best candidate for a lead of one), which needs
         no rank model; [] where the lead needs the model or the first generation is
         made at once."""
         n_cands = want - self._probe_count(want)
@@ -260,7 +261,13 @@ class GuidedGA:
             return []
         self._ranked = RankedHistory(self._context.history, self.space,
                                      self._context.target, self.omega)
-        return self._leaders(self._ranked, min(lead, n_cands))
+        count = min(lead, n_cands)
+        leaders = self._leaders(self._ranked, count)
+        if len(leaders) < count:  # fewer tasks than the lead: the next ones by metric
+            taken = self.seen | {c.key for c in leaders}
+            leaders += [c for c, _ in candidate_configs(self._ranked, self.space,
+                                                        count - len(leaders), skip=taken)]
+        return leaders
 
     def _probe_count(self, want: int) -> int:
         """The first generation's probes when it wants ``want`` configs: ``probe``, leaving

@@ -580,6 +580,12 @@ def test_screen_proposes_plain_ggas_lead_batch_before_its_model_is_fitted(monkey
     assert fits == [3]  # the rest of the first generation: a model that knows the lead's
     keys = [c.key for c in lead + rest]
     assert len(keys) == len(set(keys)) == 16 and s.from_history == 8
+    one_task = toy_history([NEAR[0]])  # fewer tasks than the lead: filled by metric
+    plain, s = GuidedGA(lead=3), GuidedGA(lead=3, screen=4)
+    plain.start(context(one_task))
+    s.start(context(one_task))
+    lead = s.propose(8)
+    assert [c.key for c in lead] == [c.key for c in plain.propose(8)] and len(lead) == 3
     for leads in ({"lead": 0}, {"lead": 3, "lead_seeding": "metric"}):  # needs the model
         fits.clear()
         eager = GuidedGA(screen=4, **leads)
