@@ -31,14 +31,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from history_ranking import smoke_history  # noqa: E402
+from history_ranking import open_history, smoke_history  # noqa: E402
 from machine import machine_header, write_report  # noqa: E402
 from paired import paired_ratio  # noqa: E402
 
 from history.ranking import RankedHistory  # noqa: E402
 from history.similarity import ScoredRecord, rank_history  # noqa: E402
-from history.store import HistoryStore  # noqa: E402
-from orchestrator.loop import TuneOptions, build_space  # noqa: E402
 from orchestrator.manager import load_plugins  # noqa: E402
 from orchestrator.result import MeasureResult  # noqa: E402
 from orchestrator.space import Space  # noqa: E402
@@ -86,12 +84,9 @@ def measure(dbs: list[Path], rows: list[int], rounds: int, n_own: int) -> tuple[
     samples: list[Sample] = []
     sizes: dict[str, int] = {}
     for db in dbs:
-        store = HistoryStore.open(db, create=False)
-        try:
-            reader = store.reader()
-            tasks = [t for _, t in store.tasks()]
-            sizes[db.name] = store.count()
-            spaces = {t.key: build_space(plugins, t, target, TuneOptions())[1] for t in tasks}
+        with open_history(db, plugins, target) as h:
+            reader, tasks, spaces = h.reader, h.tasks, h.spaces
+            sizes[db.name] = h.size
             owns = {t.key: reader.results(t, target, ok_only=True)[:n_own] for t in tasks}
             for n in rows:  # untimed: imports, caches and the booster's first call
                 screen_cost(reader, spaces[tasks[0].key], target, n, owns[tasks[0].key])
@@ -105,8 +100,6 @@ def measure(dbs: list[Path], rows: list[int], rounds: int, n_own: int) -> tuple[
                         samples.append(Sample(db.name, label, r, n, setup, refit, trained,
                                               scored))
                 print(f"{db.name} round {r + 1}/{rounds} done", flush=True)
-        finally:
-            store.close()
     return samples, sizes
 
 

@@ -26,6 +26,8 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,9 +39,11 @@ from paired import paired_ratio  # noqa: E402
 from history.ranking import RankedHistory  # noqa: E402
 from history.similarity import candidate_configs, rank_history  # noqa: E402
 from history.store import HistoryStore  # noqa: E402
+from orchestrator.components import HistoryReader  # noqa: E402
 from orchestrator.loop import TuneOptions, build_space, tune  # noqa: E402
-from orchestrator.manager import load_plugins  # noqa: E402
-from orchestrator.target import detect_host  # noqa: E402
+from orchestrator.manager import Plugins, load_plugins  # noqa: E402
+from orchestrator.space import Space  # noqa: E402
+from orchestrator.target import TargetInfo, detect_host  # noqa: E402
 from orchestrator.task import Task  # noqa: E402
 
 WAYS = ("full", "lazy")
@@ -71,18 +75,38 @@ def first_candidates(way: str, reader: object, space: object, target: object,
     return time.perf_counter() - t0, n, [c.key for c, _ in found]
 
 
+@dataclass(frozen=True)
+class OpenHistory:
+    """A history database opened for left-out timings: its reader, its tasks, each task's
+    space (built as the loop builds it) and its number of measurements."""
+
+    reader: HistoryReader
+    tasks: list[Task]
+    spaces: dict[str, Space]
+    size: int
+
+
+@contextmanager
+def open_history(db: Path, plugins: Plugins, target: TargetInfo) -> Iterator[OpenHistory]:
+    """``db`` opened (not created) for the length of the ``with`` block."""
+    store = HistoryStore.open(db, create=False)
+    try:
+        tasks = [t for _, t in store.tasks()]
+        spaces = {t.key: build_space(plugins, t, target, TuneOptions())[1] for t in tasks}
+        yield OpenHistory(store.reader(), tasks, spaces, store.count())
+    finally:
+        store.close()
+
+
 def measure(dbs: list[Path], rounds: int, k: int) -> tuple[list[Sample], dict[str, int]]:
     plugins = load_plugins()
     target = detect_host()
     samples: list[Sample] = []
     sizes: dict[str, int] = {}
     for db in dbs:
-        store = HistoryStore.open(db, create=False)
-        try:
-            reader = store.reader()
-            tasks = [t for _, t in store.tasks()]
-            sizes[db.name] = store.count()
-            spaces = {t.key: build_space(plugins, t, target, TuneOptions())[1] for t in tasks}
+        with open_history(db, plugins, target) as h:
+            reader, tasks, spaces = h.reader, h.tasks, h.spaces
+            sizes[db.name] = h.size
             for r in range(rounds):
                 for task in tasks:
                     label = task.name or task.key_hash
@@ -96,8 +120,6 @@ def measure(dbs: list[Path], rounds: int, k: int) -> tuple[list[Sample], dict[st
                         raise SystemExit(f"error: {db.name}, {label}: the lazy ranking gave "
                                          f"other candidates than the full one")
                 print(f"{db.name} round {r + 1}/{rounds} done", flush=True)
-        finally:
-            store.close()
     return samples, sizes
 
 
