@@ -253,11 +253,11 @@ class GuidedGA:
         self._first_generation(known, want, lead, [])
 
     def _early_leaders(self, want: int, lead: int) -> list[Config]:
-        """Under ``screen``: the lead batch as plain gga makes it (one config from each
-        of the best-scoring tasks, then the best other candidates where the history has
-        fewer tasks than the lead, or the best candidate for a lead of one), which needs
-        no rank model; [] where the lead needs the model or the first generation is
-        made at once."""
+        """Under ``screen``: the lead batch as plain gga makes it (``_spread_lead`` over the
+        best candidates by metric: one config from each of the best-scoring tasks, then
+        the best others where the history has fewer tasks than the lead), which needs no
+        rank model; [] where the lead needs the model or the first generation is made at
+        once."""
         n_cands = want - self._probe_count(want)
         if (not self.screen or n_cands < 2 or lead < 1 or self.seeding == "kin"
                 or (lead > 1 and self.lead_seeding == "metric")):
@@ -265,26 +265,14 @@ class GuidedGA:
         self._ranked = RankedHistory(self._context.history, self.space,
                                      self._context.target, self.omega)
         count = min(lead, n_cands)
-        leaders = self._leaders(self._ranked, count)
-        if len(leaders) < count:  # fewer tasks than the lead: the next ones by metric
-            taken = self.seen | {c.key for c in leaders}
-            leaders += [c for c, _ in candidate_configs(self._ranked, self.space,
-                                                        count - len(leaders), skip=taken)]
-        return leaders
+        cands = [c for c, _ in candidate_configs(self._ranked, self.space, count,
+                                                 skip=self.seen)]
+        return self._spread_lead(self._ranked, cands, count)
 
     def _probe_count(self, want: int) -> int:
         """The first generation's probes when it wants ``want`` configs: ``probe``, leaving
         room for one history candidate."""
         return min(self.probe, want - 1) if want > 1 else 0
-
-    def _leaders(self, scored: Iterable[ScoredRecord], count: int) -> list[Config]:
-        """The lead batch: the best candidate of each of the first ``count`` tasks of
-        ``scored``; under ``lead_seeding=kin`` and ``count`` > 1 the last one from the best
-        task of this task's structure unless a leader's task has it."""
-        found = task_leaders(scored, self.space, count, skip=self.seen)
-        if self.lead_seeding == "kin" and count > 1:
-            found = with_kin_leader(found, scored, self.space, self.space.task, skip=self.seen)
-        return [c for c, _ in found]
 
     def _first_generation(self, known: list[str], want: int, lead: int,
                           given: list[Config]) -> None:
@@ -359,7 +347,10 @@ class GuidedGA:
         best candidate of each, tasks by their best metric; under ``kin`` the last one
         from the best task of this task's structure unless a leader's task has it); the
         rest follow in their order, the list as long as before."""
-        leaders = self._leaders(scored, lead)
+        found = task_leaders(scored, self.space, lead, skip=self.seen)
+        if self.lead_seeding == "kin" and lead > 1:
+            found = with_kin_leader(found, scored, self.space, self.space.task, skip=self.seen)
+        leaders = [c for c, _ in found]
         taken = {c.key for c in leaders}
         return (leaders + [c for c in cands if c.key not in taken])[:len(cands)]
 
