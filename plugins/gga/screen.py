@@ -10,7 +10,7 @@ crossover and guided mutation; the model decides which of them are worth a build
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -21,6 +21,36 @@ from plugins.tl.features import FeatureEncoder
 from plugins.tl.model import BoosterParams, RankModel, performances
 
 _OWN_GROUP = 0  # history tasks are groups 1, 2, ...
+
+
+def spread_rows(records: Iterable[ScoredRecord], rows: int) -> list[ScoredRecord]:
+    """At most ``rows`` of ``records``, shared equally among their tasks (a task with
+    fewer records than its share gives the rest to the others), each task's share spread
+    evenly over its records from the fastest down: a sample that keeps every task's range
+    of speeds, where the ``rows`` best by filtering metric are the fastest configs of the
+    closest tasks only. Tasks keep their order of first appearance."""
+    by_task: dict[str, list[ScoredRecord]] = {}
+    for r in records:
+        by_task.setdefault(r.task.key, []).append(r)
+    groups = [sorted(g, key=lambda r: -r.gflops) for g in by_task.values()]
+    quota = [0] * len(groups)
+    left = max(0, rows)
+    open_ = sorted(range(len(groups)), key=lambda i: len(groups[i]))
+    while open_ and left:
+        share = left // len(open_)
+        if len(groups[open_[0]]) <= share:  # the smallest task fits whole
+            i = open_.pop(0)
+            quota[i] = len(groups[i])
+            left -= quota[i]
+            continue
+        extra = left - share * len(open_)  # every open task holds more than share
+        for j, i in enumerate(open_):
+            quota[i] = share + (1 if j < extra else 0)
+        break
+    out: list[ScoredRecord] = []
+    for g, q in zip(groups, quota):
+        out.extend(g[k * len(g) // q] for k in range(q))
+    return out
 
 
 class ChildScreen:

@@ -36,7 +36,7 @@ from plugins.gga.operators import (
     pick_rank_proportional,
     select_proportional,
 )
-from plugins.gga.screen import ChildScreen
+from plugins.gga.screen import ChildScreen, spread_rows
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +48,7 @@ LEAD_SEEDINGS = ("metric", "tasks", "kin")
 PROBE_ORDERS = ("random", "agreed")
 PROBE_FROM = ("seed", "measured")
 HANDOFF_TUNERS = ("tl", "xgb")
+SCREEN_ROWS_FROM = ("metric", "spread")
 
 
 def performance(result: MeasureResult) -> float:
@@ -130,7 +131,11 @@ class GuidedGA:
     generation and at every fit does not grow with the history; a model that sees only
     the fastest records of the closest tasks screens worse: on the simulated Xeon
     ``screen=4`` was 1.57x sooner than gga with 2000 rows, 2.10x with every record, see
-    ``docs/results/gga.md``, "``screen=4`` on a third seed"). ``confirmed`` (True: under
+    ``docs/results/gga.md``, "``screen=4`` on a third seed"). ``screen_rows_from``
+    ("metric": those N records; "spread": N records shared equally among the earlier
+    tasks, each task's share spread evenly over its records from the fastest down, see
+    ``plugins.gga.screen.spread_rows``; every record is read and scored, only the model
+    is smaller). Not in the paper. ``confirmed`` (True: under
     ``tune --confirm``, a config the loop timed again counts at its confirmed speed, see
     :meth:`tell_confirmed`; False: at its first timing, as before). The paper's tuner
     takes every timing at its word; a fast fluke then stays the best individual, is kept
@@ -183,7 +188,7 @@ class GuidedGA:
                  handoff: int = 0, climb: int = 0, handoff_to: str = "tl",
                  probe_order: str = "random", lead_seeding: str = "tasks",
                  swap: bool = False, probe_from: str = "seed", immigrants: int = 0,
-                 screen_rows: int = 0) -> None:
+                 screen_rows: int = 0, screen_rows_from: str = "metric") -> None:
         owner = owner_name("searcher", "gga")
         self.population_size = whole(owner, "population", population, 2)
         self.elite = whole(owner, "elite", elite, 1)
@@ -209,6 +214,8 @@ class GuidedGA:
         self.immigrants = whole(owner, "immigrants", immigrants, 0, self.population_size)
         self.screen = whole(owner, "screen", screen, 0)
         self.screen_rows = whole(owner, "screen_rows", screen_rows, 0)
+        self.screen_rows_from = one_of(owner, "screen_rows_from", screen_rows_from,
+                                       SCREEN_ROWS_FROM)
 
     # -- Searcher protocol -------------------------------------------------------------
     def start(self, context: SearchContext) -> None:
@@ -283,9 +290,11 @@ class GuidedGA:
         n_probe = self._probe_count(want)
         # The metric seeding takes a few of the best-metric records: the lazy ranking then
         # reads only the records that can rank among them (history.ranking), as does the
-        # screen's model under ``screen_rows``. The other options read every record.
+        # screen's model under ``screen_rows`` by metric. The other options read every
+        # record.
+        spread = self.screen_rows_from == "spread"
         everything = want > 0 and bool(self.refresh or self.seeding != "metric"
-                                       or (self.screen and not self.screen_rows))
+                                       or (self.screen and (spread or not self.screen_rows)))
         full = (rank_history(context.history, self.space, context.target, self.omega)
                 if everything else [])
         lazy = None
@@ -295,7 +304,8 @@ class GuidedGA:
         self._ranked = None
         train: list[ScoredRecord] = full  # what the screen learns from, by metric
         if self.screen and self.screen_rows:
-            train = list(itertools.islice(full if lazy is None else lazy, self.screen_rows))
+            train = (spread_rows(full, self.screen_rows) if spread else
+                     list(itertools.islice(full if lazy is None else lazy, self.screen_rows)))
         self._reserve = self._fresh_candidates(full) if self.refresh else iter(())
         if self.seeding == "tasks":
             full = interleave_tasks(full)

@@ -26,7 +26,7 @@ from plugins.gga.operators import (
     select_proportional,
     swapped_splits,
 )
-from plugins.gga.screen import ChildScreen
+from plugins.gga.screen import ChildScreen, spread_rows
 from plugins.gga.searcher import GuidedGA, performance
 from tests.plugins.gga.fake_history import FAR, NEAR, FakeHistory, context, toy_history
 
@@ -620,6 +620,30 @@ def test_screen_rows_trains_the_screen_on_the_best_metric_records_without_readin
     for bad in (-1, 2.5, "many"):
         with pytest.raises(OptionError, match="option screen_rows"):
             GuidedGA(screen=4, screen_rows=bad)
+
+
+def test_screen_rows_from_spread_trains_the_screen_on_every_tasks_spread_sample(
+        monkeypatch):
+    history = toy_history([*NEAR, *FAR])
+    ranked = rank_history(history, toy_space(), TOY_TARGET)
+    trained: list[set[tuple[str, str]]] = []
+    real_init = ChildScreen.__init__
+
+    def spy(self, space, records, seed, params=None):
+        trained.append({(h.task.key, h.result.config.key) for h in records})
+        real_init(self, space, records, seed, params)
+
+    monkeypatch.setattr(ChildScreen, "__init__", spy)
+    s = GuidedGA(screen=4, screen_rows=21, screen_rows_from="spread")
+    s.start(context(history))
+    firsts = [c.key for c in _drain(s, 16, ReplayMeasurer(results=toy_results(toy_space())))]
+    assert len(firsts) == len(set(firsts)) == 16
+    want = {(h.task.key, h.result.config.key) for h in spread_rows(ranked, 21)}
+    assert trained == [want] and {t for t, _ in want} == {t.key for t in (*NEAR, *FAR)}
+    by_metric = {(h.task.key, h.result.config.key) for h in ranked[:21]}
+    assert want != by_metric
+    with pytest.raises(OptionError, match="option screen_rows_from"):
+        GuidedGA(screen=4, screen_rows=21, screen_rows_from="best")
 
 
 def _no_full_ranking(*args, **kwargs):
