@@ -14,8 +14,9 @@ two costs are timed, in an order that rotates from round to round:
 - ``refit``: one later fit, with this task's first ``--own`` results as its own (every
   generation after the first fits again before it screens its children).
 
-    python scripts/gga_screen_cost.py --db /work/gga/base500.db --rows 0 --rows 500 \\
-        --rows 1000 --rows 2000 --spread 2000 --rounds 3 --out docs/results/gga-screen-cost-xeon.md
+    python scripts/gga_screen_cost.py --db /work/gga/base500.db --rows 0 --rows 2000 \\
+        --rows 1000 --spread 2000 --spread 1000 --rounds 3 \\
+        --out docs/results/gga-screen-cost-znver5.md
     python scripts/gga_screen_cost.py --smoke --out /tmp/screen-cost.md   # CI
 """
 
