@@ -280,15 +280,21 @@ def best_match_score(history: HistoryReader | None, space: Space,
                default=0.0)
 
 
+def group_by_task(scored: Iterable[ScoredRecord]) -> dict[str, list[ScoredRecord]]:
+    """``scored`` grouped by source task key, tasks and records in the order given."""
+    groups: dict[str, list[ScoredRecord]] = {}
+    for rec in scored:
+        groups.setdefault(rec.task.key, []).append(rec)
+    return groups
+
+
 def interleave_tasks(scored: Sequence[ScoredRecord]) -> list[ScoredRecord]:
     """``scored`` (best metric first) reordered round-robin over the source tasks: the
     best record of every task, tasks in the order of their best record, then every
     task's second best, and so on. Candidates taken from the front then come from as
     many earlier tasks as there are slots, instead of all from the one whose records
     score highest."""
-    queues: dict[str, list[ScoredRecord]] = {}
-    for rec in scored:
-        queues.setdefault(rec.task.key, []).append(rec)
+    queues = group_by_task(scored)
     out: list[ScoredRecord] = []
     depth = 0
     while len(out) < len(scored):

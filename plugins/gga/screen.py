@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from history.similarity import ScoredRecord
+from history.similarity import ScoredRecord, group_by_task
 from orchestrator.result import MeasureResult
 from orchestrator.space import Config, Space
 from plugins.tl.features import FeatureEncoder
@@ -29,24 +29,15 @@ def spread_rows(records: Iterable[ScoredRecord], rows: int) -> list[ScoredRecord
     evenly over its records from the fastest down: a sample that keeps every task's range
     of speeds, where the ``rows`` best by filtering metric are the fastest configs of the
     closest tasks only. Tasks keep their order of first appearance."""
-    by_task: dict[str, list[ScoredRecord]] = {}
-    for r in records:
-        by_task.setdefault(r.task.key, []).append(r)
-    groups = [sorted(g, key=lambda r: -r.gflops) for g in by_task.values()]
+    groups = [sorted(g, key=lambda r: -r.gflops) for g in group_by_task(records).values()]
     quota = [0] * len(groups)
     left = max(0, rows)
-    open_ = sorted(range(len(groups)), key=lambda i: len(groups[i]))
-    while open_ and left:
-        share = left // len(open_)
-        if len(groups[open_[0]]) <= share:  # the smallest task fits whole
-            i = open_.pop(0)
-            quota[i] = len(groups[i])
-            left -= quota[i]
-            continue
-        extra = left - share * len(open_)  # every open task holds more than share
-        for j, i in enumerate(open_):
-            quota[i] = share + (1 if j < extra else 0)
-        break
+    # smallest task first, each its share of what is left (rounded up), so a small task's
+    # unused share passes to the larger ones
+    order = sorted(range(len(groups)), key=lambda i: len(groups[i]))
+    for k, i in enumerate(order):
+        quota[i] = min(len(groups[i]), -(-left // (len(order) - k)))
+        left -= quota[i]
     out: list[ScoredRecord] = []
     for g, q in zip(groups, quota):
         out.extend(g[k * len(g) // q] for k in range(q))

@@ -593,10 +593,9 @@ def test_screen_proposes_plain_ggas_lead_batch_before_its_model_is_fitted(monkey
         assert fits == [0]
 
 
-def test_screen_rows_trains_the_screen_on_the_best_metric_records_without_reading_all(
-        monkeypatch):
-    history = toy_history([*NEAR, *FAR])
-    ranked = rank_history(history, toy_space(), TOY_TARGET)
+def _screen_training(monkeypatch) -> list[list[tuple[str, str]]]:
+    """Every ``ChildScreen`` built from here on appends the (task, config) keys of the
+    history records it learns from, in order, to the list returned."""
     trained: list[list[tuple[str, str]]] = []
     real_init = ChildScreen.__init__
 
@@ -605,6 +604,14 @@ def test_screen_rows_trains_the_screen_on_the_best_metric_records_without_readin
         real_init(self, space, records, seed, params)
 
     monkeypatch.setattr(ChildScreen, "__init__", spy)
+    return trained
+
+
+def test_screen_rows_trains_the_screen_on_the_best_metric_records_without_reading_all(
+        monkeypatch):
+    history = toy_history([*NEAR, *FAR])
+    ranked = rank_history(history, toy_space(), TOY_TARGET)
+    trained = _screen_training(monkeypatch)
     measurer = ReplayMeasurer(results=toy_results(toy_space()))
     firsts = {}
     for rows in (0, len(ranked), 20):
@@ -626,20 +633,14 @@ def test_screen_rows_from_spread_trains_the_screen_on_every_tasks_spread_sample(
         monkeypatch):
     history = toy_history([*NEAR, *FAR])
     ranked = rank_history(history, toy_space(), TOY_TARGET)
-    trained: list[set[tuple[str, str]]] = []
-    real_init = ChildScreen.__init__
-
-    def spy(self, space, records, seed, params=None):
-        trained.append({(h.task.key, h.result.config.key) for h in records})
-        real_init(self, space, records, seed, params)
-
-    monkeypatch.setattr(ChildScreen, "__init__", spy)
+    trained = _screen_training(monkeypatch)
     s = GuidedGA(screen=4, screen_rows=21, screen_rows_from="spread")
     s.start(context(history))
     firsts = [c.key for c in _drain(s, 16, ReplayMeasurer(results=toy_results(toy_space())))]
     assert len(firsts) == len(set(firsts)) == 16
     want = {(h.task.key, h.result.config.key) for h in spread_rows(ranked, 21)}
-    assert trained == [want] and {t for t, _ in want} == {t.key for t in (*NEAR, *FAR)}
+    assert [set(t) for t in trained] == [want]
+    assert {t for t, _ in want} == {t.key for t in (*NEAR, *FAR)}
     by_metric = {(h.task.key, h.result.config.key) for h in ranked[:21]}
     assert want != by_metric
     with pytest.raises(OptionError, match="option screen_rows_from"):
