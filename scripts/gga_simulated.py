@@ -14,6 +14,8 @@ settings are worth a run on the machine; it measures nothing there.
         --seeds 8 --out docs/results/gga-simulated --variant gga-x=gga:probe=0
 
 Curves are kept in ``OUT/data/<layer>.json``; a second run computes only what is missing.
+``--pair A:B`` adds a table of setting B against setting A seed by seed (the other tables
+compare each setting with xgb and gga); with kept curves it only rewrites the report.
 """
 
 from __future__ import annotations
@@ -154,8 +156,17 @@ def speedups(runs: Sequence[LayerRuns], name: str, seed: int, over: str = "xgb"
     return out, never
 
 
+def paired_row(runs: Sequence[LayerRuns], seeds: int, over: str, name: str, label: str) -> str:
+    """A table row: per seed, the geometric mean over layers of ``over``'s trials to the
+    mark over ``name``'s; their median, range and the seeds where ``name`` was sooner."""
+    geos = [statistics.geometric_mean(speedups(runs, name, s, over=over)[0]) for s in range(seeds)]
+    return (f"| {label} | {statistics.median(geos):.2f}x [{min(geos):.2f}, {max(geos):.2f}] | "
+            f"{sum(g > 1 for g in geos)} of {seeds} |")
+
+
 def report(exp: rg.Experiment, runs: Sequence[LayerRuns], variants: Sequence[rg.Variant],
-           seeds: int, noise: float, oracle: str, header: str, command: str) -> Path:
+           seeds: int, noise: float, oracle: str, header: str, command: str,
+           pairs: Sequence[tuple[str, str]] = ()) -> Path:
     names = [v.name for v in variants]
     lines = [
         "# Searchers on a simulated machine (surrogates of real measurements)", "", header, "",
@@ -213,14 +224,34 @@ def report(exp: rg.Experiment, runs: Sequence[LayerRuns], variants: Sequence[rg.
                   "trials to the mark over the setting's (> 1: sooner than gga):", "",
                   "| setting | median of seeds [lowest, highest] | seeds sooner than gga |",
                   "|---|---|---|"]
-        for n in names[2:]:
-            geos = [statistics.geometric_mean(speedups(runs, n, s, over="gga")[0]) for s in range(seeds)]
-            lines.append(f"| {n} | {statistics.median(geos):.2f}x [{min(geos):.2f}, {max(geos):.2f}] | "
-                         f"{sum(g > 1 for g in geos)} of {seeds} |")
+        lines += [paired_row(runs, seeds, "gga", n, n) for n in names[2:]]
+    if pairs:
+        lines += ["", "Paired (`--pair A:B`), per seed: the geometric mean over layers of A's "
+                  "trials to the mark over B's, on the same seeds (> 1: B sooner than A):", "",
+                  "| B against A | median of seeds [lowest, highest] | seeds B sooner |",
+                  "|---|---|---|"]
+        lines += [paired_row(runs, seeds, a, b, f"{b} against {a}") for a, b in pairs]
     path = exp.out / "gga-simulated.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def parse_pairs(ap: argparse.ArgumentParser, given: Sequence[str],
+                names: Sequence[str]) -> list[tuple[str, str]]:
+    """``A:B`` strings as (A, B) setting names; an unknown name or a malformed pair is a
+    one-line usage error naming the settings there are."""
+    pairs = []
+    for text in given:
+        a, sep, b = text.partition(":")
+        if not sep or not a or not b or a == b:
+            ap.error(f"--pair {text!r}: give two different settings as A:B, e.g. gga:gga-scr4")
+        unknown = [n for n in (a, b) if n not in names]
+        if unknown:
+            ap.error(f"--pair {text!r}: unknown setting(s) {', '.join(unknown)}; "
+                     f"known: {', '.join(names)}")
+        pairs.append((a, b))
+    return pairs
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -250,6 +281,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="log-normal spread of the speeds searchers are told [%(default)s]")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=SEARCHER[:K=V,...]",
                     help="another setting to compare with xgb and gga (repeatable)")
+    ap.add_argument("--pair", action="append", default=[], metavar="A:B",
+                    help="also compare setting B with setting A seed by seed (repeatable)")
     ap.add_argument("--out", default="docs/results/gga-simulated", help="report directory")
     args = ap.parse_args(argv)
     if args.seeds < 1:
@@ -262,6 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not db.exists():
         ap.error(f"{db} does not exist: give the history database the layers were tuned into")
     variants = [*BASE, *rg.parse_variants(ap, args.variant, taken={v.name for v in BASE})]
+    pairs = parse_pairs(ap, args.pair, [v.name for v in variants])
     by_name = {t.name: t for t in rg.resnet_layers()}
     names = args.layers.split(",") if args.layers else list(by_name)
     unknown = [n for n in names if n not in by_name]
@@ -277,7 +311,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     path = report(exp, runs, variants, args.seeds, args.noise, args.oracle,
-                  machine_header() + f"\n- Simulated on this machine's CPU: {stamp}", command.strip())
+                  machine_header() + f"\n- Simulated on this machine's CPU: {stamp}", command.strip(),
+                  pairs)
     print(f"report: {path}")
     return 0
 

@@ -72,10 +72,18 @@ def test_searchers_run_on_the_surrogate_over_seeds_report_and_resume(tmp_path, m
     assert all(len(c) == 40 for c in runs.curves["xgb"].values())
     assert all(len(c) == 16 for c in runs.curves["gga"].values())
     assert all(c == sorted(c) for cs in runs.curves.values() for c in cs.values())
-    path = sim.report(exp, [runs], variants, 2, 0.05, "model", "header", "cmd")
+    path = sim.report(exp, [runs], variants, 2, 0.05, "model", "header", "cmd",
+                      pairs=[("gga-p0", "gga")])
     text = path.read_text()
     assert "**Simulated.**" in text and "surrogate-simulated" in text
     assert "| r18_l4ds |" in text and "| gga-p0 |" in text
+    # the paired row is the inverse of the row against gga, seed by seed
+    per_seed = [sim.speedups([runs], "gga", s, over="gga-p0")[0][0] for s in (0, 1)]
+    inverse = [sim.speedups([runs], "gga-p0", s, over="gga")[0][0] for s in (0, 1)]
+    assert per_seed == pytest.approx([1 / x for x in inverse])
+    row = next(line for line in text.splitlines() if line.startswith("| gga against gga-p0 |"))
+    assert f"{sorted(per_seed)[0]:.2f}, {sorted(per_seed)[1]:.2f}]" in row
+    assert f"{sum(x > 1 for x in per_seed)} of 2 |" in row
 
     def no_run(*args, **kwargs):
         raise AssertionError("a kept curve was simulated again")
@@ -111,6 +119,11 @@ def test_bad_arguments_are_one_line_errors(tmp_path, capsys):
         sim.main(["--db", str(db), "--data", "x.db", "--variant", "v=gga:probe=0",
                   "--variant", "v=gga:probe=1"])
     assert e.value.code == 2 and "--variant name 'v' is taken" in capsys.readouterr().err
+    for pair, says in (("gga", "give two different settings"), ("gga:gga", "two different"),
+                       ("gga:v", "unknown setting(s) v; known: xgb, gga")):
+        with pytest.raises(SystemExit) as e:
+            sim.main(["--db", str(db), "--data", "x.db", "--pair", pair])
+        assert e.value.code == 2 and says in capsys.readouterr().err
 
 
 def test_measured_first_answers_a_measured_config_with_its_measured_speed():
