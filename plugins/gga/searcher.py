@@ -107,6 +107,11 @@ class GuidedGA:
     makes their results known as soon as ``fallback``'s would be, instead of after a
     whole batch. Under ``lead_seeding=metric`` the configs and their order are the same
     whatever the lead; by default the lead also says how many tasks it draws from.
+    ``lead_tasks`` (default: the lead; N: under ``lead_seeding`` tasks or kin, the first N
+    history candidates are taken one from each of the N best-scoring tasks, whatever the
+    lead, so that ``lead=1,lead_tasks=2`` measures the best candidate alone and the second
+    task's best in the next batch, where the default lead of two measures both at once).
+    Not in the paper.
     ``lead_seeding`` ("tasks": the lead batch is the best candidate of each of the
     best-scoring earlier tasks, one config a task, the best candidate first, and the rest
     of the first generation keeps the metric order; "kin": the same, but unless one of
@@ -188,7 +193,8 @@ class GuidedGA:
                  handoff: int = 0, climb: int = 0, handoff_to: str = "tl",
                  probe_order: str = "random", lead_seeding: str = "tasks",
                  swap: bool = False, probe_from: str = "seed", immigrants: int = 0,
-                 screen_rows: int = 0, screen_rows_from: str = "metric") -> None:
+                 screen_rows: int = 0, screen_rows_from: str = "metric",
+                 lead_tasks: int | None = None) -> None:
         owner = owner_name("searcher", "gga")
         self.population_size = whole(owner, "population", population, 2)
         self.elite = whole(owner, "elite", elite, 1)
@@ -207,6 +213,8 @@ class GuidedGA:
         self.swap = as_bool(owner, "swap", swap)
         self.confirmed = as_bool(owner, "confirmed", confirmed)
         self.lead = None if lead is None else whole(owner, "lead", lead, 0)
+        self.lead_tasks = (None if lead_tasks is None
+                           else whole(owner, "lead_tasks", lead_tasks, 1))
         self.refresh = whole(owner, "refresh", refresh, 0)
         self.handoff = whole(owner, "handoff", handoff, 0)
         self.handoff_to = one_of(owner, "handoff_to", handoff_to, HANDOFF_TUNERS)
@@ -263,11 +271,12 @@ class GuidedGA:
         """Under ``screen``: the lead batch as plain gga makes it (``_spread_lead`` over the
         best candidates by metric: one config from each of the best-scoring tasks, then
         the best others where the history has fewer tasks than the lead), which needs no
-        rank model; [] where the lead needs the model or the first generation is made at
-        once."""
+        rank model; [] where the lead needs the model, the spread over tasks reaches past
+        the lead batch (``lead_tasks``) or the first generation is made at once."""
         n_cands = want - self._probe_count(want)
         if (not self.screen or n_cands < 2 or lead < 1 or self.seeding == "kin"
-                or (lead > 1 and self.lead_seeding == "metric")):
+                or (lead > 1 and self.lead_seeding == "metric")
+                or self._spread_count(lead) > lead):
             return []
         self._ranked = RankedHistory(self._context.history, self.space,
                                      self._context.target, self.omega)
@@ -275,6 +284,11 @@ class GuidedGA:
         cands = [c for c, _ in candidate_configs(self._ranked, self.space, count,
                                                  skip=self.seen)]
         return self._spread_lead(self._ranked, cands, count)
+
+    def _spread_count(self, lead: int) -> int:
+        """How many of the first candidates come one from each task: ``lead_tasks``, or
+        else the lead."""
+        return lead if self.lead_tasks is None else self.lead_tasks
 
     def _probe_count(self, want: int) -> int:
         """The first generation's probes when it wants ``want`` configs: ``probe``, leaving
@@ -323,8 +337,9 @@ class GuidedGA:
         cands = [c for c, _ in candidate_configs(scored, self.space, n_read, skip=self.seen)]
         if self._screen is not None:
             cands = cands[:head] + self._screen.best(cands[head:], n_cands - head)
-        if not given and self.lead_seeding != "metric" and lead > 1 and len(cands) > 1:
-            cands = self._spread_lead(scored, cands, lead)
+        spread_n = self._spread_count(lead)
+        if not given and self.lead_seeding != "metric" and spread_n > 1 and len(cands) > 1:
+            cands = self._spread_lead(scored, cands, spread_n)
         cands = given + cands
         self.from_history = len(cands)
         if want and not cands:

@@ -330,6 +330,30 @@ def test_lead_seeding_changes_nothing_without_a_lead_of_two_or_more():
         GuidedGA(lead_seeding="spread")
 
 
+def test_lead_tasks_spreads_the_first_candidates_over_tasks_past_a_lead_of_one():
+    history = toy_history([*NEAR, *FAR])
+    orders, firsts = {}, {}
+    for name, opts in {"lead3": {"lead": 3}, "lead1": {"lead": 1},
+                       "lead1-tasks3": {"lead": 1, "lead_tasks": 3}}.items():
+        s = GuidedGA(**opts)
+        s.start(context(history))
+        firsts[name] = s.propose(8)
+        orders[name] = [c.key for c in firsts[name] + _drain(s, 16 - len(firsts[name]))]
+    assert len(firsts["lead1-tasks3"]) == 1 and len(firsts["lead3"]) == 3
+    # a lead of three's order, its three leaders from three tasks, after the first alone
+    assert orders["lead1-tasks3"] == orders["lead3"]
+    assert orders["lead1"][:3] != orders["lead3"][:3]  # a lead of one alone: by metric
+    assert orders["lead1"][0] == orders["lead3"][0]  # the best candidate first either way
+    plain = GuidedGA(lead=2, lead_tasks=1)  # one task: the metric order
+    plain.start(context(history))
+    metric = GuidedGA(lead=2, lead_seeding="metric")
+    metric.start(context(history))
+    assert [c.key for c in plain.propose(8)] == [c.key for c in metric.propose(8)]
+    with pytest.raises(OptionError,
+                       match="^searcher 'gga': option lead_tasks must be >= 1, got 0$"):
+        GuidedGA(lead_tasks=0)
+
+
 def test_lead_seeding_kin_hands_the_last_lead_slot_to_a_task_of_the_same_structure(monkeypatch):
     history = toy_history([*NEAR, *FAR])
     leads = {}
@@ -586,7 +610,8 @@ def test_screen_proposes_plain_ggas_lead_batch_before_its_model_is_fitted(monkey
     s.start(context(one_task))
     lead = s.propose(8)
     assert [c.key for c in lead] == [c.key for c in plain.propose(8)] and len(lead) == 3
-    for leads in ({"lead": 0}, {"lead": 3, "lead_seeding": "metric"}):  # needs the model
+    for leads in ({"lead": 0}, {"lead": 3, "lead_seeding": "metric"},  # needs the model
+                  {"lead": 1, "lead_tasks": 2}):  # the spread reaches past the lead batch
         fits.clear()
         eager = GuidedGA(screen=4, **leads)
         eager.start(context(history))
