@@ -271,12 +271,12 @@ class GuidedGA:
         """Under ``screen``: the lead batch as plain gga makes it (``_spread_lead`` over the
         best candidates by metric: one config from each of the best-scoring tasks, then
         the best others where the history has fewer tasks than the lead), which needs no
-        rank model; [] where the lead needs the model, the spread over tasks reaches past
-        the lead batch (``lead_tasks``) or the first generation is made at once."""
+        rank model; [] where the lead needs the model, the spread over tasks is not the
+        lead batch (``lead_tasks``) or the first generation is made at once."""
         n_cands = want - self._probe_count(want)
         if (not self.screen or n_cands < 2 or lead < 1 or self.seeding == "kin"
                 or (lead > 1 and self.lead_seeding == "metric")
-                or self._spread_count(lead) > lead):
+                or self._spread_count(lead) != lead):
             return []
         self._ranked = RankedHistory(self._context.history, self.space,
                                      self._context.target, self.omega)

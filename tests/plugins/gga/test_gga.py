@@ -611,7 +611,8 @@ def test_screen_proposes_plain_ggas_lead_batch_before_its_model_is_fitted(monkey
     lead = s.propose(8)
     assert [c.key for c in lead] == [c.key for c in plain.propose(8)] and len(lead) == 3
     for leads in ({"lead": 0}, {"lead": 3, "lead_seeding": "metric"},  # needs the model
-                  {"lead": 1, "lead_tasks": 2}):  # the spread reaches past the lead batch
+                  {"lead": 1, "lead_tasks": 2},  # the spread is not the lead batch
+                  {"lead": 3, "lead_tasks": 1}):
         fits.clear()
         eager = GuidedGA(screen=4, **leads)
         eager.start(context(history))
