@@ -14,9 +14,11 @@ Reported per layer: each searcher's best, the trials and own seconds it took to 
 of xgb's best here, and the targets: gga >= 5x sooner than xgb and >= 3x sooner than ga,
 gga's final best >= 0.98x of xgb's. Also whether each time target could be met on the
 layer at all (not where xgb or ga reached the mark within 5x or 3x of the earliest first
-result of any run), and the speed-ups at 90% and 98% of xgb's best. Runs resume (each searcher's database and clock file
-in ``WORK/<layer>/turns/``); a resumed layer is no longer timed side by side for the
-part that ran before. ``--remeasure ROUNDS`` then measures every searcher's final best
+result of any run), the same bound averaged over the layers (the ceiling: what a
+searcher at the mark with each layer's first result would show; ``gga_ceiling.py`` reads
+it from reports already written), and the speed-ups at 90% and 98% of xgb's best. Runs
+resume (each searcher's database and clock file in ``WORK/<layer>/turns/``); a resumed
+layer is no longer timed side by side for the part that ran before. ``--remeasure ROUNDS`` then measures every searcher's final best
 config of the layer again, side by side (``WORK/<layer>/turns/remeasure.db``); the report
 gives each final's median per-round ratio to xgb's with a confidence interval
 (``scripts/paired.py``) and calls the final-best target met, not met or undecided by it
@@ -64,7 +66,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import reproduce_gga as rg  # noqa: E402  (sets TVM_NUM_THREADS before TVM loads)
 from paired import PairedRatio, paired_ratio  # noqa: E402
-from speedup_mean import MEANS_INTRO, TIME_TARGETS, means_lines  # noqa: E402
+from speedup_mean import (  # noqa: E402
+    MEANS_INTRO, TIME_TARGETS, LayerSpeedup, ceiling_line, layer_speedups, mean_speedup,
+    means_lines)
 from turns import Tick, read_clock, take_turns  # noqa: E402
 
 from history.models import RunRow  # noqa: E402
@@ -259,6 +263,28 @@ def reachable(res: TurnsResult) -> dict[str, bool | None]:
         "5x xgb": None if x is None or floor is None else x >= TIMES["xgb"] * floor,
         "3x ga": None if floor is None else (a is None or a >= TIMES["ga"] * floor),
     }
+
+
+def ceiling_speedups(results: Sequence[TurnsResult], other: str) -> list[LayerSpeedup]:
+    """Per layer, the :func:`first_result` against ``other``'s seconds to the mark (its
+    seconds in all where it never reached it): the speed-up of a searcher at the mark
+    with the layer's first result, the most any searcher could show there."""
+    out = []
+    for r in results:
+        floor, c = first_result(r), r.curves.get(other)
+        if floor is None or r.reference <= 0 or c is None or not c.seconds:
+            continue
+        _, o = r.reach(other)
+        out.append(LayerSpeedup(r.task.name, floor, o if o is not None else c.seconds[-1],
+                                other_never=o is None))
+    return out
+
+
+def ceiling_lines(results: Sequence[TurnsResult], name: str = "gga") -> list[str]:
+    """Markdown list items: the ceilings over xgb and ga beside ``name``'s means."""
+    return [ceiling_line(ceiling_speedups(results, other), other, target,
+                         mean_speedup(layer_speedups(results, other, name)), name)
+            for other, target in TIME_TARGETS]
 
 
 OTHER_MARKS = (0.90, 0.98)
@@ -621,7 +647,7 @@ def targets_table(results: Sequence[TurnsResult]) -> list[str]:
         "where xgb (ga) reached the mark sooner than 5x (3x) that, since no searcher can "
         "reach the mark before its first result. These layers are counted above and "
         "not here.", "",
-        MEANS_INTRO, "", *means_lines(results), ""]
+        MEANS_INTRO, "", *means_lines(results), *ceiling_lines(results), ""]
     return lines
 
 

@@ -171,6 +171,28 @@ def means_lines(results: Sequence[LayerRuns], name: str = "gga") -> list[str]:
             for other, target in TIME_TARGETS]
 
 
+def ceiling_line(items: Sequence[LayerSpeedup], other: str, target: float,
+                 achieved: MeanSpeedup | None = None, name: str = "gga") -> str:
+    """A markdown list item: the ceiling over ``other``, what a searcher at the mark with
+    each layer's first result would show (``items``: the first result's seconds against
+    ``other``'s seconds to the mark), and ``name``'s geometric mean as a share of it. No
+    searcher can reach the mark before a layer's first result, so a ceiling below
+    ``target`` puts the target out of reach of every searcher on those runs."""
+    m = mean_speedup(items)
+    if m is None:
+        return f"- ceiling over {other}: no layer to average."
+    b = f"{m.bound} " if m.bound in (UPPER, LOWER) else ""
+    side = ("out of reach of any searcher on these runs" if m.geometric < target
+            else "within reach")
+    reach = sum(1 for i in items if i.ratio >= target)
+    share = (f"; {name}'s geometric mean is {achieved.geometric / m.geometric:.2f} of it"
+             if achieved is not None and m.geometric > 0 else "")
+    return (f"- ceiling over {other} (a searcher at the mark with each layer's first "
+            f"result): geometric mean {b}{m.geometric:.2f}x [{m.low:.2f}, {m.high:.2f}] over "
+            f"{m.layers} layers, {target:g}x {side}; {reach} of {m.layers} layers at "
+            f"{target:g}x or more{share}.")
+
+
 MEANS_INTRO = ("Averaged over the layers, as the paper's figures are (`speedup_mean.py`: the "
                "interval is a 95% bootstrap over layers; the verdict is the geometric mean's, "
                "met or not met where the whole interval is on one side of the target):")

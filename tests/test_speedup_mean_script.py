@@ -86,3 +86,16 @@ def test_over_seeds_gives_each_layer_the_geometric_mean_of_its_seeds():
     assert m.geometric == pytest.approx((8 * 3 * 2) ** (1 / 3))
     assert m.bound == sm.LOWER
     assert sm.over_seeds([]) == []
+
+
+def test_a_ceiling_says_whether_the_target_was_within_reach_and_the_share_reached():
+    sm = load_script("speedup_mean")
+    items = [sm.LayerSpeedup("a", 1.0, 8.0), sm.LayerSpeedup("b", 2.0, 4.0)]  # 8x, 2x
+    achieved = sm.mean_speedup([sm.LayerSpeedup("a", 2.0, 8.0), sm.LayerSpeedup("b", 2.0, 4.0)])
+    line = sm.ceiling_line(items, "xgb", 5.0, achieved, "v")
+    # ceiling sqrt(16) = 4x, under 5x; v's own mean sqrt(4 * 2) = 2.83x, 0.71 of it
+    assert "geometric mean 4.00x [" in line
+    assert "5x out of reach of any searcher on these runs; 1 of 2 layers at 5x or more; " \
+        "v's geometric mean is 0.71 of it." in line
+    assert "within reach" in sm.ceiling_line(items, "ga", 3.0)
+    assert sm.ceiling_line([], "xgb", 5.0) == "- ceiling over xgb: no layer to average."

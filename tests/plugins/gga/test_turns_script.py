@@ -736,3 +736,24 @@ def test_the_turns_run_on_a_gpu_target_with_its_space_and_measurer(tmp_path):
         assert {json.loads(r.target_key).get("arch") for r in store.records()} == {"sm_90"}
     finally:
         store.close()
+
+
+def test_the_ceiling_is_the_first_result_against_each_others_seconds_to_the_mark():
+    gt = load_script("gga_turns")
+    # first result 3 s (gga's); xgb at the mark at 16 s, ga at 6 s; gga itself at 5 s
+    one = _turns(xgb=([90, 100], [6, 16]), gga=([90, 99], [3, 5]), ga=([99, 99], [6, 8]))
+    # ga never reaches it: its whole run (8 s) stands in, a lower bound
+    two = _with(one, ga=([10, 20], [6, 8]))
+    items = gt.ceiling_speedups([one, two], "xgb")
+    assert [(i.seconds, i.other) for i in items] == [(3, 16), (3, 16)]
+    assert [(i.other, i.other_never) for i in gt.ceiling_speedups([one, two], "ga")] == [
+        (6, False), (8, True)]
+    xgb_line, ga_line = gt.ceiling_lines([one, two])
+    # 16 / 3 = 5.33x: within reach; gga's own mean is 16 / 5 = 3.2x, 0.60 of it
+    assert xgb_line.startswith("- ceiling over xgb (a searcher at the mark with each layer's "
+                               "first result): geometric mean 5.33x")
+    assert "5x within reach; 2 of 2 layers at 5x or more; gga's geometric mean is 0.60 of it." \
+        in xgb_line
+    low = _with(one, xgb=([90, 100], [6, 9]))  # xgb at the mark at 9 s: 3x at best
+    assert "5x out of reach of any searcher on these runs; 0 of 1 layers" in \
+        gt.ceiling_lines([low])[0]

@@ -1,0 +1,83 @@
+"""scripts/gga_ceiling.py: the ceilings of reported turns, read from their reports."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tests.scripts_under_test import load_script
+
+HEADER = ("| layer | gga / xgb seconds to 95% | speed-up (>= 5x) | ga seconds | speed-up over "
+          "ga (>= 3x) | gga final / xgb (>= 0.98) | first result (s) | reachable: 5x xgb, 3x ga |")
+
+
+def _report(runs_rows: list[str], again_rows: list[str] | None = None) -> str:
+    lines = ["# GGA leave-one-out, searchers taking turns on the machine", "",
+             "- Machine: AMD EPYC (znver4, AVX-512), 2 cores available, x86_64", "",
+             "Budgets: xgb 500, gga 300, ga 300 trials; seed 2; batches of 2.", "",
+             HEADER, "|---|---|---|---|---|---|---|---|", *runs_rows, "",
+             "- gga over xgb: geometric mean 2.00x [1.00, 4.00] over 2 layers, undecided.",
+             "- gga over ga: geometric mean <= 1.50x [1.00, 2.00] over 2 layers, undecided.", ""]
+    if again_rows is not None:
+        lines += ["## The configs the runs reported, timed again (`--deployed`)", "",
+                  HEADER, "|---|---|---|---|---|---|---|---|", *again_rows, "",
+                  "- gga over xgb: geometric mean 1.20x [1.00, 1.50] over 2 layers, not met.",
+                  ""]
+    return "\n".join(lines)
+
+
+RUNS = ["| [a](turns-a.png) | 2.0 / 20.0 | 10.0x | 6.0 | 3.0x | 1.000 | 1.0 | yes, yes |",
+        "| [b](turns-b.png) | - / 8.0 | - | - | - | 0.990 | 2.0 | no, yes |"]
+AGAIN = ["| [a](turns-a.png) | 1.0 / 2.0 | 2.0x | 3.0 | 3.0x | 1.010 | 1.0 | no, yes |",
+         "| [b](turns-b.png) | 2.0 / 4.0 | 2.0x | 2.0 | 1.0x | 0.970 | 2.0 | no, no |"]
+
+
+def test_a_report_is_read_into_its_views_with_each_layers_seconds_and_ggas_means(tmp_path):
+    gc = load_script("gga_ceiling")
+    path = tmp_path / "set" / "gga-turns.md"
+    path.parent.mkdir()
+    path.write_text(_report(RUNS, AGAIN))
+    rep = gc.read_report(path)
+    assert (rep.machine, rep.batch) == ("AMD EPYC (znver4, AVX-512)", 2)
+    runs, again = rep.views
+    assert (runs.name, again.name) == ("runs", "timed again")
+    assert runs.rows[1] == gc.LayerRow("b", None, 8.0, None, 2.0)
+    assert runs.gga_means == {"xgb": 2.0, "ga": 1.5} and again.gga_means == {"xgb": 1.2}
+    # ceilings over xgb 20 / 1 and 8 / 2: geometric mean sqrt(80); over ga only layer a
+    assert runs.ceiling("xgb").geometric == pytest.approx(math.sqrt(80))
+    assert runs.ceiling("ga").layers == 1 and runs.ceiling("ga").geometric == pytest.approx(6)
+    assert again.ceiling("xgb").geometric == pytest.approx(2)
+
+
+def test_the_summary_gives_each_view_its_ceiling_and_ggas_share_of_it(tmp_path, capsys):
+    gc = load_script("gga_ceiling")
+    path = tmp_path / "set" / "gga-turns.md"
+    path.parent.mkdir()
+    path.write_text(_report(RUNS, AGAIN))
+    older = tmp_path / "old" / "gga-turns.md"
+    older.parent.mkdir()
+    older.write_text("| layer | gga / xgb seconds to 95% | speed-up (>= 5x) |\n|---|---|---|\n")
+    out = tmp_path / "ceiling.md"
+    assert gc.main([str(path), str(older), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "Left out, written before the reports gave first results: old." in text
+    assert (f"| set | AMD EPYC (znver4, AVX-512) | 2 | runs | 2 | {math.sqrt(80):.2f}x ["
+            in text)
+    assert f"| 2.00x | {2 / math.sqrt(80):.2f} | 6.00x [6.00, 6.00] |" in text
+    assert "| set | AMD EPYC (znver4, AVX-512) | 2 | timed again | 2 | 2.00x [" in text
+    assert "- runs: ceiling over xgb under 5x on 0 of 1 report views" in text
+    assert "- timed again: ceiling over xgb under 5x on 1 of 1 report views (its whole " \
+        "interval under 5x on 1)" in text
+
+
+def test_a_file_that_is_no_turns_report_is_a_one_line_error(tmp_path, capsys):
+    gc = load_script("gga_ceiling")
+    other = tmp_path / "notes.md"
+    other.write_text("# notes\n")
+    assert gc.main([str(other)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert "has no targets table with first results" in err
+    assert gc.main([str(tmp_path / "missing.md")]) == 2
+    assert "cannot read" in capsys.readouterr().err
