@@ -180,6 +180,7 @@ def machine_rows(reports: Sequence[Report]) -> list[str]:
     rows = []
     for (machine, batch, view), views in sorted(groups.items()):
         ceil = [c.geometric for v in views if (c := v.ceiling("xgb")) is not None]
+        over_ga = [c.geometric for v in views if (c := v.ceiling("ga")) is not None]
         share = [v.gga_means["xgb"] / c.geometric for v in views
                  if "xgb" in v.gga_means and (c := v.ceiling("xgb")) is not None]
         layers = [r for v in views for r in v.rows if r.first is not None and r.xgb is not None]
@@ -190,7 +191,9 @@ def machine_rows(reports: Sequence[Report]) -> list[str]:
             f"{f'{statistics.median(ceil):.2f}x' if ceil else '-'} | "
             f"{sum(1 for c in ceil if c < 5)} | "
             f"{f'{statistics.median(share):.2f}' if share else '-'} | "
-            f"{early['xgb']} of {len(layers)} | {early['gga']} of {len(layers)} |")
+            f"{early['xgb']} of {len(layers)} | {early['gga']} of {len(layers)} | "
+            f"{f'{statistics.median(over_ga):.2f}x' if over_ga else '-'} | "
+            f"{sum(1 for c in over_ga if c < 3)} |")
     return rows
 
 
@@ -199,8 +202,9 @@ def summary(reports: Sequence[Report]) -> list[str]:
     rows, shares = report_rows(reports)
     lines = ["| machine | batch | view | report views | median ceiling over xgb | views with "
              "a ceiling under 5x | median gga / ceiling | layer runs with xgb at the mark "
-             f"within {EARLY:g}x the first result | the same, gga |",
-             "|---|---|---|---|---|---|---|---|---|", *machine_rows(reports), "",
+             f"within {EARLY:g}x the first result | the same, gga | median ceiling over ga | "
+             "views with a ceiling over ga under 3x |",
+             "|---|---|---|---|---|---|---|---|---|---|---|", *machine_rows(reports), "",
              "Layer runs are counted once per report that holds them; reports that read "
              "the same turns again (a set's layers read together, or again with more "
              "rounds) count them again.", "",
@@ -264,9 +268,9 @@ def main(argv: Sequence[str] | None = None) -> int:
               "(the earliest own second any run had a result): what a searcher at the mark "
               "with its first result would show, the most any could. Each figure is a "
               "geometric mean over the report's layers with a 95% bootstrap interval, as "
-              "gga's speed-ups are averaged; layers where xgb never reached the mark are "
-              "left out. \"gga / ceiling\" is gga's geometric mean over xgb as the report "
-              "printed it, over the ceiling. Targets: "
+              "gga's speed-ups are averaged; layers where xgb (for the ceiling over ga, ga) "
+              "never reached the mark are left out. \"gga / ceiling\" is gga's geometric "
+              "mean over xgb as the report printed it, over the ceiling. Targets: "
               + ", ".join(f"{t:g}x {o}" for o, t in TIME_TARGETS) + ".", ""]
     reports.sort(key=lambda r: (r.machine, r.batch, r.path.parent.name))
     if older:
