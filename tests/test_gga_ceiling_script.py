@@ -66,6 +66,10 @@ def test_the_summary_gives_each_view_its_ceiling_and_ggas_share_of_it(tmp_path, 
             in text)
     assert f"| 2.00x | {2 / math.sqrt(80):.2f} | 6.00x [6.00, 6.00] |" in text
     assert "| set | AMD EPYC (znver4, AVX-512) | 2 | timed again | 2 | 2.00x [" in text
+    # by machine: xgb at the mark within twice the first result on neither layer, gga on
+    # layer a (2 s against a first result of 1 s); the ceiling over ga only of layer a
+    assert (f"| AMD EPYC (znver4, AVX-512) | 2 | runs | 1 | {math.sqrt(80):.2f}x | 0 | "
+            f"{2 / math.sqrt(80):.2f} | 0 of 2 | 1 of 2 | 6.00x | 0 |") in text
     assert "- runs: ceiling over xgb under 5x on 0 of 1 report views" in text
     assert "- timed again: ceiling over xgb under 5x on 1 of 1 report views (its whole " \
         "interval under 5x on 1)" in text
