@@ -56,15 +56,27 @@ class LayerRow:
 
 @dataclass(frozen=True)
 class View:
-    """One targets table of a report ("runs" or "timed again") and gga's means under it."""
+    """One targets table of a report ("runs" or "timed again"), gga's means under it, and
+    the ceilings over xgb and ga averaged over the layers where each reached the mark
+    (None: no such layer)."""
 
     name: str
     rows: tuple[LayerRow, ...]
     gga_means: dict[str, float]  # by the other searcher, as the report printed them
+    ceilings: dict[str, MeanSpeedup | None]
+
+    @classmethod
+    def of(cls, name: str, rows: tuple[LayerRow, ...], gga_means: dict[str, float]) -> View:
+        return cls(name, rows, gga_means,
+                   {o: mean_speedup(ceiling_items(rows, o)) for o, _ in TIME_TARGETS})
 
     def ceiling(self, other: str) -> MeanSpeedup | None:
-        """The ceiling over ``other``, averaged over the layers where it reached the mark."""
-        return mean_speedup(ceiling_items(self.rows, other))
+        return self.ceilings[other]
+
+    def share(self) -> float | None:
+        """gga's geometric mean over xgb as printed, over the ceiling over xgb."""
+        c, g = self.ceilings["xgb"], self.gga_means.get("xgb")
+        return None if c is None or g is None else g / c.geometric
 
 
 @dataclass(frozen=True)
@@ -132,38 +144,34 @@ def read_report(path: Path) -> Report:
         if line.startswith(DEPLOYED):
             deployed = True
         if line.startswith(TABLE) and "first result (s)" in line:
-            views.append(View("timed again" if deployed else "runs", _table(lines, i),
-                              _means(lines, i + 2)))
+            views.append(View.of("timed again" if deployed else "runs", _table(lines, i),
+                                 _means(lines, i + 2)))
     if not views and any(ln.startswith(TABLE) for ln in lines):
         raise NoFirstResults(f"{path} is older than the first-result column")
     if not views:
         raise ReportError(f"{path} has no targets table with first results: is it a "
                           "gga-turns.md written by scripts/gga_turns.py?")
-    return Report(path, machine.split(", 2 cores")[0], int(batch.group(1)) if batch else 8,
-                  tuple(views))
+    return Report(path, re.split(r", \d+ cores? available", machine)[0],
+                  int(batch.group(1)) if batch else 8, tuple(views))
 
 
 def _cell(m: MeanSpeedup | None) -> str:
     return "-" if m is None else f"{m.geometric:.2f}x [{m.low:.2f}, {m.high:.2f}]"
 
 
-def report_rows(reports: Sequence[Report]) -> tuple[list[str], dict[str, list[float]]]:
-    """Markdown table rows, and per view the shares of the ceiling over xgb gga reached."""
-    rows, shares = [], {}
+def report_rows(reports: Sequence[Report]) -> list[str]:
+    """Markdown table rows, one per report and view."""
+    rows = []
     for rep in reports:
         for v in rep.views:
-            cx, ca = v.ceiling("xgb"), v.ceiling("ga")
-            reach = sum(1 for i in ceiling_items(v.rows, "xgb") if i.ratio >= 5)
-            n = len(ceiling_items(v.rows, "xgb"))
-            gx = v.gga_means.get("xgb")
-            share = "-"
-            if gx is not None and cx is not None:
-                shares.setdefault(v.name, []).append(gx / cx.geometric)
-                share = f"{gx / cx.geometric:.2f}"
+            items = ceiling_items(v.rows, "xgb")
+            reach = sum(1 for i in items if i.ratio >= 5)
+            gx, share = v.gga_means.get("xgb"), v.share()
             rows.append(f"| {rep.path.parent.name} | {rep.machine} | {rep.batch} | {v.name} | "
-                        f"{n} | {_cell(cx)} | {reach} | {'-' if gx is None else f'{gx:.2f}x'} "
-                        f"| {share} | {_cell(ca)} |")
-    return rows, shares
+                        f"{len(items)} | {_cell(v.ceiling('xgb'))} | {reach} | "
+                        f"{'-' if gx is None else f'{gx:.2f}x'} | "
+                        f"{'-' if share is None else f'{share:.2f}'} | {_cell(v.ceiling('ga'))} |")
+    return rows
 
 
 EARLY = 2.0  # "early": at the mark within this many times the layer's first result
@@ -181,8 +189,7 @@ def machine_rows(reports: Sequence[Report]) -> list[str]:
     for (machine, batch, view), views in sorted(groups.items()):
         ceil = [c.geometric for v in views if (c := v.ceiling("xgb")) is not None]
         over_ga = [c.geometric for v in views if (c := v.ceiling("ga")) is not None]
-        share = [v.gga_means["xgb"] / c.geometric for v in views
-                 if "xgb" in v.gga_means and (c := v.ceiling("xgb")) is not None]
+        share = [s for v in views if (s := v.share()) is not None]
         layers = [r for v in views for r in v.rows if r.first is not None and r.xgb is not None]
         early = {n: sum(1 for r in layers if (s := getattr(r, n)) is not None
                         and s <= EARLY * r.first) for n in ("xgb", "gga")}
@@ -199,7 +206,6 @@ def machine_rows(reports: Sequence[Report]) -> list[str]:
 
 def summary(reports: Sequence[Report]) -> list[str]:
     """The report: by machine, then a row per report and view, then counts."""
-    rows, shares = report_rows(reports)
     lines = ["| machine | batch | view | report views | median ceiling over xgb | views with "
              "a ceiling under 5x | median gga / ceiling | layer runs with xgb at the mark "
              f"within {EARLY:g}x the first result | the same, gga | median ceiling over ga | "
@@ -208,31 +214,29 @@ def summary(reports: Sequence[Report]) -> list[str]:
              "Layer runs are counted once per report that holds them; reports that read "
              "the same turns again (a set's layers read together, or again with more "
              "rounds) count them again.", "",
-             *_totals(reports, shares), "", "By report:", "",
+             *_totals(reports), "", "By report:", "",
              "| report | machine | batch | view | layers | ceiling over xgb (5x) | layers at "
              "5x or more | gga over xgb, as reported | gga / ceiling | ceiling over ga (3x) |",
-             "|---|---|---|---|---|---|---|---|---|---|", *rows]
+             "|---|---|---|---|---|---|---|---|---|---|", *report_rows(reports)]
     return lines
 
 
-def _totals(reports: Sequence[Report], shares: dict[str, list[float]]) -> list[str]:
+def _totals(reports: Sequence[Report]) -> list[str]:
     lines = []
     for view in ("runs", "timed again"):
-        got = [(rep, v) for rep in reports for v in rep.views if v.name == view]
-        ceil = [v.ceiling("xgb") for _, v in got]
-        ceil = [c for c in ceil if c is not None]
-        if not ceil:
+        got = [(rep.batch, c, v.share()) for rep in reports for v in rep.views
+               if v.name == view and (c := v.ceiling("xgb")) is not None]
+        if not got:
             continue
+        ceil = [c for _, c, _ in got]
         below = sum(1 for c in ceil if c.geometric < 5)
         low_side = sum(1 for c in ceil if c.high < 5)
-        by_batch = {}
-        for rep, v in got:
-            c = v.ceiling("xgb")
-            if c is not None:
-                by_batch.setdefault(rep.batch, []).append(c.geometric)
+        by_batch: dict[int, list[float]] = {}
+        for batch, c, _ in got:
+            by_batch.setdefault(batch, []).append(c.geometric)
         batches = "; ".join(f"batches of {b}: median {statistics.median(g):.2f}x over "
                             f"{len(g)}" for b, g in sorted(by_batch.items()))
-        share = shares.get(view, [])
+        share = [s for _, _, s in got if s is not None]
         lines.append(
             f"- {view}: ceiling over xgb under 5x on {below} of {len(ceil)} report views "
             f"(its whole interval under 5x on {low_side}); median ceiling {batches}"

@@ -18,11 +18,12 @@ result of any run), the same bound averaged over the layers (the ceiling: what a
 searcher at the mark with each layer's first result would show; ``gga_ceiling.py`` reads
 it from reports already written), and the speed-ups at 90% and 98% of xgb's best. Runs
 resume (each searcher's database and clock file in ``WORK/<layer>/turns/``); a resumed
-layer is no longer timed side by side for the part that ran before. ``--remeasure ROUNDS`` then measures every searcher's final best
-config of the layer again, side by side (``WORK/<layer>/turns/remeasure.db``); the report
-gives each final's median per-round ratio to xgb's with a confidence interval
-(``scripts/paired.py``) and calls the final-best target met, not met or undecided by it
-(more rounds than a finished remeasure measure again). A run's best is the highest of hundreds of noisy
+layer is no longer timed side by side for the part that ran before. ``--remeasure
+ROUNDS`` then measures every searcher's final best config of the layer again, side by
+side (``WORK/<layer>/turns/remeasure.db``); the report gives each final's median per-round
+ratio to xgb's with a confidence interval (``scripts/paired.py``) and calls the final-best
+target met, not met or undecided by it (more rounds than a finished remeasure measure
+again). A run's best is the highest of hundreds of noisy
 timings and so sits above what that config runs at; timed again side by side, the
 bests compare fairly. ``--deployed ROUNDS`` goes further: it times again, side by side,
 every config each run reported as its best at some trial (``WORK/<layer>/turns/deployed.db``)
