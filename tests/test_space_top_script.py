@@ -82,6 +82,9 @@ def test_draws_are_timed_beside_the_own_best_and_counted_at_the_mark(script, tmp
     assert row in text and "seeds 0, 1" in text
     apart = [math.exp(script.expected_log_batches(h / 20, 2, 32)) for h in (hits, hits1)]
     assert f"- The expected ceiling by seed (0, 1): {apart[0]:.2f}x, {apart[1]:.2f}x." in text
+    # the synthetic timings are exact: the fastest timing is the median, the same mark
+    assert both.strict_share == both.share
+    assert "- Against 95% of the own best's fastest timing instead of its median" in text
     assert "- Expected ceiling in batches of 2" in text
     assert "- 5x over xgb: random draws leave room for it on fewer than half of the runs " \
            "where p > 8.3%" in text
@@ -101,7 +104,8 @@ def test_bad_arguments_are_one_line_errors(script, tmp_path, capsys):
     for argv, says in ((["--smoke", "--samples", "0"], "--samples must be >= 1, got 0"),
                        (["--db", str(tmp_path / "none.db")], "--db must name an existing"),
                        (["--smoke", "--layers", "r18_x"], "unknown layer(s) r18_x"),
-                       (["--smoke", "--seeds", "0,a"], "--seeds must be comma-separated")):
+                       (["--smoke", "--seeds", "0,a"], "--seeds must be comma-separated"),
+                       (["--smoke", "--shapes", str(tmp_path / "none.json")], "--shapes: ")):
         with pytest.raises(SystemExit) as exit_:
             script.main(argv)
         assert exit_.value.code == 2
