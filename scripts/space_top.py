@@ -73,27 +73,37 @@ class Draws:
     measured_at: str
 
     @property
+    def best_timed(self) -> list[float]:
+        """The own best's successful timings."""
+        return [g for g in self.best_gflops if g is not None]
+
+    @property
     def own_best(self) -> float:
         """The own best's median GFLOPS over its timings (0 if none succeeded)."""
-        ok = [g for g in self.best_gflops if g is not None]
-        return statistics.median(ok) if ok else 0.0
+        return statistics.median(self.best_timed) if self.best_timed else 0.0
 
     @property
     def mark(self) -> float:
         """95% of the own best's median, timed beside these draws."""
         return NEAR * self.own_best if self.own_best > 0 else math.inf
 
+    def _at(self, mark: float) -> int:
+        return sum(g is not None and g >= mark for g in self.gflops)
+
     @property
     def hits(self) -> int:
-        return sum(g is not None and g >= self.mark for g in self.gflops)
+        return self._at(self.mark)
 
     @property
     def strict_hits(self) -> int:
         """Draws at 95% of the own best's fastest timing, a stricter mark (closer to the
         runs' view, where the mark is xgb's fastest confirmed timing)."""
-        ok = [g for g in self.best_gflops if g is not None]
-        mark = NEAR * max(ok) if ok else math.inf
-        return sum(g is not None and g >= mark for g in self.gflops)
+        return self._at(NEAR * max(self.best_timed) if self.best_timed else math.inf)
+
+    @property
+    def share(self) -> float:
+        """This seed's p."""
+        return self.hits / len(self.gflops) if self.gflops else 0.0
 
 
 @dataclass(frozen=True)
@@ -161,6 +171,14 @@ def expected_log_batches(p: float, batch: int, cap: int) -> float:
         total += miss * q * math.log(j)
         miss *= 1.0 - q
     return total + miss * math.log(cap)
+
+
+def expected_ceiling(shares: Sequence[float], batch: int) -> float:
+    """The geometric mean over ``shares`` of exp(E[log k]), k capped at xgb's random
+    phase (``PLAN_SIZE / batch`` batches): what a searcher at the mark with its first
+    batch would show against random draws, in expectation."""
+    cap = max(1, PLAN_SIZE // batch)
+    return math.exp(statistics.fmean(expected_log_batches(p, batch, cap) for p in shares))
 
 
 def largest_share(batch: int, factor: int) -> float:
@@ -272,13 +290,12 @@ def task_row(t: TaskTop, batch: int) -> str:
     lo, hi = wilson(t.hits, t.n)
     trials = f"{1 / p:.1f}" if p > 0 else f"> {t.n}"
     rooms = " | ".join(_pct(room(p, batch, f)) for _, f in TARGETS)
-    bests = ", ".join(f"{d.own_best:.1f} ({sum(g is not None for g in d.best_gflops)})"
-                      for d in t.draws)
-    by_seed = ", ".join(_pct(d.hits / len(d.gflops)) if d.gflops else "-" for d in t.draws)
+    bests = ", ".join(f"{d.own_best:.1f} ({len(d.best_timed)})" for d in t.draws)
+    by_seed = ", ".join(_pct(d.share) if d.gflops else "-" for d in t.draws)
     return (f"| {t.task.name} | {t.space_size} | {bests} | {t.n} | {t.ran} | {t.hits} | "
             f"{_pct(p)} [{_pct(lo)}, {_pct(hi)}] | {by_seed} | {trials} | "
             f"{_pct(batch_hit(p, batch))} | {rooms} | "
-            f"{math.exp(expected_log_batches(p, batch, max(1, PLAN_SIZE // batch))):.2f}x | "
+            f"{expected_ceiling([p], batch):.2f}x | "
             f"{_pct(t.strict_share)} |")
 
 
@@ -288,7 +305,7 @@ def summary(tops: Sequence[TaskTop], batch: int) -> list[str]:
         return ["No task was timed."]
     cap = max(1, PLAN_SIZE // batch)
     shares = [t.share for t in tops]
-    ceiling = math.exp(statistics.fmean(expected_log_batches(p, batch, cap) for p in shares))
+    ceiling = expected_ceiling(shares, batch)
     lines = [f"- The share of drawn configs at the mark: median {_pct(statistics.median(shares))} "
              f"over {len(tops)} tasks (lowest {_pct(min(shares))}, highest {_pct(max(shares))}).",
              f"- Expected ceiling in batches of {batch}, the geometric mean over the tasks of "
@@ -297,17 +314,15 @@ def summary(tops: Sequence[TaskTop], batch: int) -> list[str]:
              f"{_pct(share_for_ceiling(batch, 5, cap))} and 3x where p = "
              f"{_pct(share_for_ceiling(batch, 3, cap))}."]
     strict = [t.strict_share for t in tops]
-    strict_ceiling = math.exp(statistics.fmean(expected_log_batches(p, batch, cap)
-                                               for p in strict))
+    strict_ceiling = expected_ceiling(strict, batch)
     lines.append(
         f"- Against 95% of the own best's fastest timing instead of its median (a stricter "
         f"mark, closer to the runs' view): median p {_pct(statistics.median(strict))}, "
         f"expected ceiling {strict_ceiling:.2f}x.")
     seeds = sorted({d.seed for t in tops for d in t.draws})
     if len(seeds) > 1:
-        apart = [math.exp(statistics.fmean(
-            expected_log_batches(d.hits / len(d.gflops), batch, cap)
-            for t in tops for d in t.draws if d.seed == seed and d.gflops)) for seed in seeds]
+        apart = [expected_ceiling([d.share for t in tops for d in t.draws
+                                   if d.seed == seed and d.gflops], batch) for seed in seeds]
         lines.append(f"- The expected ceiling by seed ({', '.join(map(str, seeds))}): "
                      + ", ".join(f"{c:.2f}x" for c in apart) + ".")
     for name, factor in TARGETS:
