@@ -285,10 +285,15 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
+def _trials(p: float, n: int) -> str:
+    """1/p, the expected random trials to the mark (more than ``n`` draws if none hit)."""
+    return f"{1 / p:.1f}" if p > 0 else f"> {n}"
+
+
 def task_row(t: TaskTop, batch: int) -> str:
     p = t.share
     lo, hi = wilson(t.hits, t.n)
-    trials = f"{1 / p:.1f}" if p > 0 else f"> {t.n}"
+    trials = _trials(p, t.n)
     rooms = " | ".join(_pct(room(p, batch, f)) for _, f in TARGETS)
     bests = ", ".join(f"{d.own_best:.1f} ({len(d.best_timed)})" for d in t.draws)
     by_seed = ", ".join(_pct(d.share) if d.gflops else "-" for d in t.draws)
@@ -312,7 +317,11 @@ def summary(tops: Sequence[TaskTop], batch: int) -> list[str]:
              f"what a searcher at the mark with its first batch would show against random "
              f"draws: {ceiling:.2f}x. A task's expected ceiling is 5x where p = "
              f"{_pct(share_for_ceiling(batch, 5, cap))} and 3x where p = "
-             f"{_pct(share_for_ceiling(batch, 3, cap))}."]
+             f"{_pct(share_for_ceiling(batch, 3, cap))}: "
+             f"{sum(p < share_for_ceiling(batch, 5, cap) for p in shares)} and "
+             f"{sum(p < share_for_ceiling(batch, 3, cap) for p in shares)} of {len(tops)} tasks "
+             f"have a p under those. At the median p random draws need "
+             f"{_trials(statistics.median(shares), 0)} trials to the mark."]
     strict = [t.strict_share for t in tops]
     strict_ceiling = expected_ceiling(strict, batch)
     lines.append(

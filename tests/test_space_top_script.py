@@ -86,6 +86,10 @@ def test_draws_are_timed_beside_the_own_best_and_counted_at_the_mark(script, tmp
     assert both.strict_share == both.share
     assert "- Against 95% of the own best's fastest timing instead of its median" in text
     assert "- Expected ceiling in batches of 2" in text
+    p5, p3 = script.share_for_ceiling(2, 5, 32), script.share_for_ceiling(2, 3, 32)
+    shares = [both.share]
+    assert (f"{sum(p < p5 for p in shares)} and {sum(p < p3 for p in shares)} of 1 tasks "
+            "have a p under those") in text
     assert "- 5x over xgb: random draws leave room for it on fewer than half of the runs " \
            "where p > 8.3%" in text
 
