@@ -83,9 +83,14 @@ def test_draws_are_timed_beside_the_own_best_and_counted_at_the_mark(script, tmp
     apart = [math.exp(script.expected_log_batches(h / 20, 2, 32)) for h in (hits, hits1)]
     assert f"- The expected ceiling by seed (0, 1): {apart[0]:.2f}x, {apart[1]:.2f}x." in text
     # the synthetic timings are exact: the fastest timing is the median, the same mark
-    assert both.strict_share == both.share
+    assert both.strict_share == both.share == both.paired_share
+    assert "- Against 95% of the own best's timing in each draw's own chunk" in text
     assert "- Against 95% of the own best's fastest timing instead of its median" in text
     assert "- Expected ceiling in batches of 2" in text
+    assert (f"2: {script.expected_ceiling([both.share], 2):.2f}x "
+            f"({script.expected_ceiling([both.strict_share], 2):.2f}x), 4: ") in text
+    by_batch = [script.expected_ceiling([0.1], b) for b in script.BATCH_SIZES]
+    assert by_batch == sorted(by_batch, reverse=True)  # larger batches leave less
     p5, p3 = script.share_for_ceiling(2, 5, 32), script.share_for_ceiling(2, 3, 32)
     shares = [both.share]
     assert (f"{sum(p < p5 for p in shares)} and {sum(p < p3 for p in shares)} of 1 tasks "
@@ -124,3 +129,13 @@ def test_smoke_run_times_real_draws(script, tmp_path):
     cells = [c.strip() for c in row.split("|")[1:-1]]
     assert int(cells[3]) == 6 and 0 <= int(cells[5]) <= int(cells[4]) <= 6
     assert float(cells[2].split()[0]) > 0  # the own best, timed again
+
+
+def test_the_paired_mark_follows_each_chunk(script):
+    # two chunks of two draws; the machine ran 20% slower during the second chunk
+    d = script.Draws(0, (100.0, 80.0), (), (96.0, 90.0, 78.0, 77.0), "t", chunk=2)
+    assert d.own_best == 90.0 and d.hits == 2  # one mark of 85.5 for both chunks
+    assert d.paired_hits == 3  # 96 >= 95 in the first chunk, 78 and 77 >= 76 in the second
+    assert d.strict_hits == 1  # 95% of the fastest timing, 100
+    gap = script.Draws(0, (None, 80.0), (), (96.0, 90.0, 78.0, 77.0), "t", chunk=2)
+    assert gap.paired_hits == 2  # a chunk whose own best failed has no mark
