@@ -55,6 +55,7 @@ from orchestrator.task import Task  # noqa: E402
 NEAR = 0.95  # the share of the own best that the 95% mark asks for
 PLAN_SIZE = 64  # xgb's random phase: its model is first fitted after this many trials
 SAMPLES = 128
+CHUNK = 16  # drawn configs per measurer call, beside the own best
 SMOKE_SAMPLES = 6
 TARGETS = (("5x over xgb", 5), ("3x over ga", 3))
 BATCH_SIZES = (1, 2, 4, 8)  # the summary's expected ceilings by batch size
@@ -72,7 +73,7 @@ class Draws:
     drawn: tuple[Config, ...]
     gflops: tuple[float | None, ...]
     measured_at: str
-    chunk: int = 16  # draws per measurer call: the own best's i-th timing is chunk i's
+    chunk: int = CHUNK  # draws per measurer call: the own best's i-th timing is chunk i's
 
     @property
     def best_timed(self) -> list[float]:
@@ -245,7 +246,7 @@ def _kept(path: Path, best: Config, drawn: Sequence[Config]) -> dict | None:
         return None
     if data.get("best") != best.key or data.get("drawn") != [c.key for c in drawn]:
         return None
-    data.setdefault("chunk", 16)  # files written before the chunk was kept: the default
+    data.setdefault("chunk", CHUNK)  # files written before the chunk was kept: the default
     if len(data["best_latencies"]) != -(-len(drawn) // data["chunk"]):
         return None
     return data
@@ -442,7 +443,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--samples", type=int,
                     help=f"distinct configs drawn per task [{SAMPLES}; {SMOKE_SAMPLES} with "
                     "--smoke]")
-    ap.add_argument("--chunk", type=int, default=16,
+    ap.add_argument("--chunk", type=int, default=CHUNK,
                     help="drawn configs timed per measurer call, beside the own best "
                     "[%(default)s]")
     ap.add_argument("--batch-size", type=int, default=2,
