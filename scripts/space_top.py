@@ -141,21 +141,24 @@ class TaskTop:
     def hits(self) -> int:
         return sum(d.hits for d in self.draws)
 
+    def _pooled(self, hits: int) -> float:
+        return hits / self.n if self.n else 0.0
+
     @property
     def share(self) -> float:
         """p: the share of drawn configs that ran and were at the mark (failed draws
         count as misses: a searcher pays for them too)."""
-        return self.hits / self.n if self.n else 0.0
+        return self._pooled(self.hits)
 
     @property
     def strict_share(self) -> float:
         """p against the stricter mark (:attr:`Draws.strict_hits`)."""
-        return sum(d.strict_hits for d in self.draws) / self.n if self.n else 0.0
+        return self._pooled(sum(d.strict_hits for d in self.draws))
 
     @property
     def paired_share(self) -> float:
         """p against the own best's timing in each draw's chunk (:attr:`Draws.paired_hits`)."""
-        return sum(d.paired_hits for d in self.draws) / self.n if self.n else 0.0
+        return self._pooled(sum(d.paired_hits for d in self.draws))
 
 
 def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -333,15 +336,15 @@ def summary(tops: Sequence[TaskTop], batch: int) -> list[str]:
     cap = max(1, PLAN_SIZE // batch)
     shares = [t.share for t in tops]
     ceiling = expected_ceiling(shares, batch)
+    p5, p3 = share_for_ceiling(batch, 5, cap), share_for_ceiling(batch, 3, cap)
     lines = [f"- The share of drawn configs at the mark: median {_pct(statistics.median(shares))} "
              f"over {len(tops)} tasks (lowest {_pct(min(shares))}, highest {_pct(max(shares))}).",
              f"- Expected ceiling in batches of {batch}, the geometric mean over the tasks of "
              f"what a searcher at the mark with its first batch would show against random "
              f"draws: {ceiling:.2f}x. A task's expected ceiling is 5x where p = "
-             f"{_pct(share_for_ceiling(batch, 5, cap))} and 3x where p = "
-             f"{_pct(share_for_ceiling(batch, 3, cap))}: "
-             f"{sum(p < share_for_ceiling(batch, 5, cap) for p in shares)} and "
-             f"{sum(p < share_for_ceiling(batch, 3, cap) for p in shares)} of {len(tops)} tasks "
+             f"{_pct(p5)} and 3x where p = {_pct(p3)}: "
+             f"{sum(p < p5 for p in shares)} and {sum(p < p3 for p in shares)} of "
+             f"{len(tops)} tasks "
              f"have a p under those. At the median p random draws need "
              f"{_trials(statistics.median(shares), 0)} trials to the mark."]
     strict = [t.strict_share for t in tops]
