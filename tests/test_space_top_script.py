@@ -4,6 +4,7 @@ real run."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -98,6 +99,40 @@ def test_draws_are_timed_beside_the_own_best_and_counted_at_the_mark(script, tmp
     assert "- 5x over xgb: random draws leave room for it on fewer than half of the runs " \
            "where p > 8.3%" in text
 
+
+
+def test_kept_timings_are_read_only_where_they_match_their_chunk(script, tmp_path):
+    exp = _toy(tmp_path)
+    task = exp.layers[0]
+    measurer = _Counting(exp)
+    first = script.time_task(exp, task, 20, 8, measurer)
+    assert measurer.calls == 3
+    path = next((exp.out / "data").glob("*-seed0.json"))
+    data = json.loads(path.read_text())
+    assert data["chunk"] == 8 and len(data["best_latencies"]) == 3
+    # read back as kept, whatever --chunk asks for now
+    assert script.time_task(exp, task, 20, 4, measurer).draws == first.draws
+    assert measurer.calls == 3
+    # a file from before the chunk was kept: the default, 16, wants two own-best timings
+    # for 20 draws, not three, so the draws are timed again (in the chunk asked for)
+    del data["chunk"]
+    path.write_text(json.dumps(data))
+    again = script.time_task(exp, task, 20, 8, measurer)
+    assert measurer.calls == 6 and again.draws[0].chunk == 8
+    # one that matches the default is read as chunks of 16
+    data = json.loads(path.read_text())
+    data["best_latencies"] = data["best_latencies"][:2]
+    del data["chunk"]
+    path.write_text(json.dumps(data))
+    old = script.time_task(exp, task, 20, 8, measurer)
+    assert measurer.calls == 6 and old.draws[0].chunk == script.CHUNK == 16
+    assert old.draws[0].drawn == first.draws[0].drawn
+    # a chunk that no longer fits its own-best timings: timed again
+    data = json.loads(path.read_text())
+    data["chunk"] = 4
+    path.write_text(json.dumps(data))
+    script.time_task(exp, task, 20, 8, measurer)
+    assert measurer.calls == 9
 
 def test_a_task_without_its_own_record_is_skipped(script, tmp_path):
     rg = load_script("reproduce_gga")
