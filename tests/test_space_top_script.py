@@ -100,7 +100,6 @@ def test_draws_are_timed_beside_the_own_best_and_counted_at_the_mark(script, tmp
            "where p > 8.3%" in text
 
 
-
 def test_kept_timings_are_read_only_where_they_match_their_chunk(script, tmp_path):
     exp = _toy(tmp_path)
     task = exp.layers[0]
@@ -133,6 +132,7 @@ def test_kept_timings_are_read_only_where_they_match_their_chunk(script, tmp_pat
     path.write_text(json.dumps(data))
     script.time_task(exp, task, 20, 8, measurer)
     assert measurer.calls == 9
+
 
 def test_a_task_without_its_own_record_is_skipped(script, tmp_path):
     rg = load_script("reproduce_gga")
