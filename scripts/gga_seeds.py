@@ -147,7 +147,8 @@ def write_report(exp: rg.Experiment, turns: Sequence[tuple[int, Path]], command:
                 "reported after each trial, timed again side by side with the layer's "
                 "other reported configs (`gga_turns.py --deployed`), and xgb's best is its "
                 "final config's, timed the same way; layers without those timings are "
-                "left out." if view == "deployed" else "."),
+                "left out. " + gt.deployed_view_line(exp.deployed_view, exp.deployed_rounds)
+                if view == "deployed" else "."),
              "",
              *(f"- Seed {seed} measured {measured(results)}." for seed, results in per_seed.items()),
              "", *summary(per_seed), *means_over_seeds(per_seed)]

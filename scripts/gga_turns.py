@@ -29,8 +29,12 @@ bests compare fairly. ``--deployed ROUNDS`` goes further: it times again, side b
 every config each run reported as its best at some trial (``WORK/<layer>/turns/deployed.db``)
 and reports the targets on the curves of those configs' speeds, with xgb's final config as
 the reference: what a user stopping each run at each trial would have deployed, free of
-the winner's curse of the fastest timing. Both also run after finished turns: the same
-command again with the option measures only what is missing. ``--runoff K`` (with
+the winner's curse of the fastest timing. A report reads those timings as each config's
+median over the rounds, or with ``--deployed-view paired`` as xgb's final config's median
+times the median of the config's per-round speed over it (a spell of the machine that a
+round's configs share drops out); ``--deployed-rounds N`` reads the timings of N rounds
+where the configs were timed again more than once. Both also run after finished turns: the
+same command again with the option measures only what is missing. ``--runoff K`` (with
 ``--remeasure``) has every finished run time its K fastest configs again side by side
 (``tune --runoff``, after the turns, one run at a time), then times every run's best and
 its run-off winner together (``WORK/<layer>/turns/runoff.db``): does the run-off lift what
@@ -227,17 +231,35 @@ def reported_configs(res: TurnsResult) -> dict[str, Config]:
     return {rg.REFERENCE: final, **out} if final is not None else out
 
 
+DEPLOYED_VIEWS = ("median", "paired")
+
+
 def deployed(exp: rg.Experiment, res: TurnsResult) -> TurnsResult | None:
     """The layer's turns as a user would have deployed them: each run's best-so-far
-    after each trial is the median GFLOPS, timed again side by side (``--deployed``), of
-    the config the run reported then; xgb's best is its final config's. The curves need
-    not rise: a run may switch to a config whose lucky timing hid a slower speed. None
-    unless every reported config was timed again in one run."""
+    after each trial is the speed, timed again side by side (``--deployed``), of the config
+    the run reported then; xgb's best is its final config's. The curves need not rise: a
+    run may switch to a config whose lucky timing hid a slower speed. None unless every
+    reported config was timed again in one run.
+
+    ``exp.deployed_view`` ``median``: a config's speed is the median of its rounds;
+    ``paired``: it is xgb's final config's median speed times the median, over the rounds,
+    of the config's speed over that config's in the same round (``paired.py``), so that a
+    spell of the machine running slower or faster, which every config of a round shares,
+    drops out of the comparison with the mark. ``exp.deployed_rounds`` > 0 reads the
+    timings of that many rounds where the configs were timed again more than once."""
     configs = reported_configs(res)
-    found = rg.remeasured(exp, res.task, configs, turns_dir(exp, res.task) / "deployed.db")
+    path = turns_dir(exp, res.task) / "deployed.db"
+    found = rg.remeasured(exp, res.task, configs, path, exp.deployed_rounds)
     if found is None or set(found[0]) != set(configs):
         return None
     by_key = {configs[name].key: g for name, g in found[0].items()}
+    if exp.deployed_view == "paired":
+        rounds = rg.remeasured_rounds(exp, res.task, configs, path, exp.deployed_rounds)
+        if rounds is None:
+            return None
+        ref, ref_speed = rounds[rg.REFERENCE], found[0][rg.REFERENCE]
+        by_key = {configs[name].key: ref_speed * p.median if (p := paired_ratio(lat, ref))
+                  else 0.0 for name, lat in rounds.items()}
     curves = {n: replace(c, best=tuple(by_key[cfg.key] if cfg is not None else 0.0
                                        for cfg in c.reported_at()))
               for n, c in res.curves.items()}
@@ -501,9 +523,11 @@ def variants_again(exp: rg.Experiment, results: Sequence[TurnsResult]) -> list[s
             "|---|---|---|---|", *rows, "", f"Variants over gga, timed again: {summary}.", ""]
 
 
-def deployed_section(found: Sequence[tuple[TurnsResult, TurnsResult]]) -> list[str]:
+def deployed_section(found: Sequence[tuple[TurnsResult, TurnsResult]], view: str = "median",
+                     rounds: int = 0) -> list[str]:
     """The targets on the configs the runs reported, timed again (``--deployed``): each
-    layer's turns with :func:`deployed`'s view of them (layers without it left out)."""
+    layer's turns with :func:`deployed`'s view of them (layers without it left out), read
+    as ``view`` from the timings of ``rounds`` rounds (0: the newest)."""
     if not found:
         return []
     counts = ", ".join(f"{r.task.name} {len({c.key for c in reported_configs(r).values()})}"
@@ -514,11 +538,11 @@ def deployed_section(found: Sequence[tuple[TurnsResult, TurnsResult]]) -> list[s
             "its config runs at; xgb's best, the mark's reference, is the fastest of the "
             "most. Here every config a run reported as its best at some trial was timed "
             "again, all of a layer's side by side in rounds (the order reversed every other "
-            "round; median of the rounds), and each run's curve is the speed of the config "
+            "round), and each run's curve is the speed of the config "
             "it reported after each trial: what a user stopping the run then would deploy. "
             "The reference is xgb's final config, timed the same way. Curves may fall where "
             "a run switched to a config whose lucky timing hid a slower speed. Configs timed "
-            f"again: {counts}.", "",
+            f"again: {counts}.", "", deployed_view_line(view, rounds), "",
             *targets_table([d for _, d in found]),
             "| layer | searcher | final config again, over xgb's | own seconds to 95% |",
             "|---|---|---|---|",
@@ -526,6 +550,19 @@ def deployed_section(found: Sequence[tuple[TurnsResult, TurnsResult]]) -> list[s
               f"{f'{c.final / d.reference:.3f}' if d.reference > 0 else '-'} | "
               f"{rg._fmt(d.reach(n)[1])} |" for _, d in found for n, c in d.curves.items()],
             ""]
+
+
+def deployed_view_line(view: str, rounds: int = 0) -> str:
+    """A sentence saying how a report read the ``--deployed`` timings."""
+    which = (f"the timings of the {rounds}-round run" if rounds > 0
+             else "the newest run of timings")
+    if view == "paired":
+        return (f"Paired view (`--deployed-view paired`, {which}): a config's speed is xgb's "
+                "final config's median speed times the median, over the rounds, of the "
+                "config's speed over that config's in the same round, so a spell of the "
+                "machine that every config of a round shares drops out.")
+    return (f"Median view (`--deployed-view median`, {which}): a config's speed is the "
+            "median of its rounds.")
 
 
 def measured_period(results: Sequence[TurnsResult]) -> tuple[str, str] | None:
@@ -742,7 +779,7 @@ def report(exp: rg.Experiment, results: Sequence[TurnsResult], header: str, comm
     lines += confirm_section(exp, results)
     lines += again_section(exp, results)
     found = [(r, d) for r in results if (d := deployed(exp, r)) is not None]
-    lines += deployed_section(found)
+    lines += deployed_section(found, exp.deployed_view, exp.deployed_rounds)
     lines += runoff_section(exp, results)
     if exp.extra:
         lines += ["Variants, taking their turns beside the three above unless named under "
@@ -806,6 +843,15 @@ def add_turns_arguments(ap: argparse.ArgumentParser) -> None:
                     help="after each layer's turns, measure every config each run reported "
                          "as its best at some trial again, ROUNDS rounds side by side, and "
                          "report the targets on those timings [0: off]")
+    ap.add_argument("--deployed-view", choices=DEPLOYED_VIEWS, default="median",
+                    help="how a report reads the --deployed timings: median: each config's "
+                         "median over the rounds; paired: xgb's final config's median times "
+                         "the median of the config's per-round speed over it, so a spell of "
+                         "the machine that every config of a round shares drops out "
+                         "[%(default)s]")
+    ap.add_argument("--deployed-rounds", type=int, default=0, metavar="ROUNDS",
+                    help="read the --deployed timings of exactly ROUNDS rounds, where the "
+                         "configs were timed again more than once [0: the newest]")
     ap.add_argument("--runoff", type=int, default=0, metavar="K",
                     help="after each layer's turns, every run times its K fastest configs "
                          "again side by side (tune --runoff), and with --remeasure the runs' "
@@ -839,6 +885,12 @@ def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Expe
             ap.error(f"{flag} measures and --report-only does not: give one of them "
                      "(a report shows what the databases hold)")
 
+    if args.deployed_rounds < 0:
+        ap.error(f"--deployed-rounds takes a number of rounds >= 0, got {args.deployed_rounds}")
+    if args.deployed_rounds and args.deployed and args.deployed_rounds != args.deployed:
+        ap.error(f"--deployed {args.deployed} times the configs in {args.deployed} rounds, "
+                 f"and --deployed-rounds {args.deployed_rounds} reads other timings: give "
+                 "one of them")
     if args.runoff < 0 or args.runoff_rounds <= 0:
         ap.error(f"--runoff takes K >= 0 and --runoff-rounds ROUNDS > 0, got {args.runoff} "
                  f"and {args.runoff_rounds}")
@@ -884,7 +936,8 @@ def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Expe
         searcher_options={k: dict(v) for k, v in (rg.SMOKE_OPTIONS if args.smoke else {}).items()},
         seed=args.seed, pruned=not args.no_pruned, shapes=rg.chosen_shapes(ap, args),
         extra=tuple(extra), remeasure=args.remeasure,
-        deployed=args.deployed, keep_workers=args.keep_workers, runoff=args.runoff,
+        deployed=args.deployed, deployed_view=args.deployed_view,
+        deployed_rounds=args.deployed_rounds, keep_workers=args.keep_workers, runoff=args.runoff,
         runoff_rounds=args.runoff_rounds, confirm=args.confirm, measurer_options=measurer_options,
         batch_size=args.batch_size)
 

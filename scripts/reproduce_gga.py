@@ -139,6 +139,9 @@ class Experiment:
     remeasure: int = 0  # rounds of measuring every searcher's best again side by side
     confirm: int = 0  # TuneOptions.confirm of every run (0: a run's best is its fastest timing)
     deployed: int = 0  # gga_turns.py --deployed: rounds of timing every reported config again
+    # gga_turns.py --deployed-view and --deployed-rounds: how reports read those timings
+    deployed_view: str = "median"
+    deployed_rounds: int = 0  # read the timings of exactly this many rounds (0: the newest)
     keep_workers: bool = False  # gga_turns.py --keep-workers: one warmed measurer per variant
     runoff: int = 0  # TuneOptions.runoff of every run (gga_turns.py: after the turns)
     runoff_rounds: int = 5  # TuneOptions.runoff_rounds
@@ -348,10 +351,13 @@ def _remeasure_key(exp: Experiment, task: Task, configs: Sequence[Config]) -> st
                            "target": exp.target.key, "configs": sorted(c.key for c in configs)})
 
 
-def _finished_remeasure(store: HistoryStore, key: str, trials: int = 0) -> int | None:
-    """The newest finished remeasure run of ``key`` that timed at least ``trials``."""
+def _finished_remeasure(store: HistoryStore, key: str, trials: int = 0,
+                        exact: bool = False) -> int | None:
+    """The newest finished remeasure run of ``key`` that timed at least ``trials`` (with
+    ``exact``, exactly ``trials``)."""
     runs = [r for r in store.runs(where=[RunRow.resume_key == key])
-            if r.status == "finished" and r.max_trials >= trials]
+            if r.status == "finished"
+            and (r.max_trials == trials if exact else r.max_trials >= trials)]
     return runs[0].id if runs else None
 
 
@@ -412,18 +418,21 @@ def remeasure_bests(exp: Experiment, task: Task, bests: dict[str, Config], path:
         store.close()
 
 
-def _remeasure_records(exp: Experiment, task: Task, bests: dict[str, Config], path: Path
-                       ) -> list[Record] | None:
+def _remeasure_records(exp: Experiment, task: Task, bests: dict[str, Config], path: Path,
+                       rounds: int = 0) -> list[Record] | None:
     """The records of the newest finished remeasure run of exactly these configs (or,
     without one, of the newest that timed them among others), oldest first; None if
-    there is none."""
+    there is none. ``rounds`` > 0: only a run of that many rounds counts (the configs
+    timed again with more rounds later, a report can still read the first run)."""
     if not path.exists() or not bests:
         return None
+    configs = list(bests.values())
     store = HistoryStore.open(path, create=False)
     try:
-        run_id = _finished_remeasure(store, _remeasure_key(exp, task, list(bests.values())))
+        run_id = _finished_remeasure(store, _remeasure_key(exp, task, configs),
+                                     len({c.key for c in configs}) * rounds, exact=rounds > 0)
         if run_id is None:
-            run_id = _covering_remeasure(store, exp, task, list(bests.values()))
+            run_id = _covering_remeasure(store, exp, task, configs, rounds)
         if run_id is None:
             return None
         return store.records(where=[MeasurementRow.run_id == run_id])
@@ -432,29 +441,33 @@ def _remeasure_records(exp: Experiment, task: Task, bests: dict[str, Config], pa
 
 
 def _covering_remeasure(store: HistoryStore, exp: Experiment, task: Task,
-                        configs: Sequence[Config]) -> int | None:
+                        configs: Sequence[Config], rounds: int = 0) -> int | None:
     """The newest finished remeasure run of the task that timed these configs among
     others, side by side all the same (a report reading fewer searchers than were
-    measured, e.g. some layers' variants left out to average over more layers)."""
+    measured, e.g. some layers' variants left out to average over more layers); of
+    ``rounds`` rounds when that is > 0."""
     want = json.loads(_remeasure_key(exp, task, configs))
     wanted = set(want.pop("configs"))
     with Session(store.engine) as s:
-        rows = s.exec(select(RunRow.id, RunRow.resume_key)
+        rows = s.exec(select(RunRow.id, RunRow.resume_key, RunRow.max_trials)
                       .where(RunRow.searcher == "remeasure", RunRow.status == "finished")
                       .order_by(RunRow.id.desc()))  # type: ignore[union-attr]
-        for run_id, resume_key in rows:
+        for run_id, resume_key, trials in rows:
             key = json.loads(resume_key)
-            if wanted <= set(key.pop("configs", ())) and key == want:
+            timed = set(key.pop("configs", ()))
+            if (wanted <= timed and key == want
+                    and (rounds <= 0 or trials == len(timed) * rounds)):
                 return int(run_id)
     return None
 
 
-def remeasured(exp: Experiment, task: Task, bests: dict[str, Config], path: Path | None = None
-               ) -> tuple[dict[str, float], str] | None:
+def remeasured(exp: Experiment, task: Task, bests: dict[str, Config], path: Path | None = None,
+               rounds: int = 0) -> tuple[dict[str, float], str] | None:
     """Median GFLOPS of each searcher's best in the remeasure run of these configs that
-    :func:`_remeasure_records` reads, and when it was measured; None if there is none."""
+    :func:`_remeasure_records` reads (of ``rounds`` rounds when > 0), and when it was
+    measured; None if there is none."""
     records = _remeasure_records(exp, task, bests,
-                                 _remeasure_db(exp, task) if path is None else path)
+                                 _remeasure_db(exp, task) if path is None else path, rounds)
     if records is None:
         return None
     lat: dict[str, list[float]] = {}
@@ -466,13 +479,13 @@ def remeasured(exp: Experiment, task: Task, bests: dict[str, Config], path: Path
     return out, records[-1].created_at[:16] if records else ""
 
 
-def remeasured_rounds(exp: Experiment, task: Task, bests: dict[str, Config], path: Path
-                      ) -> dict[str, list[float | None]] | None:
+def remeasured_rounds(exp: Experiment, task: Task, bests: dict[str, Config], path: Path,
+                      rounds: int = 0) -> dict[str, list[float | None]] | None:
     """Each searcher's latencies, round by round (None where a round failed), in the
-    remeasure run of these configs that :func:`_remeasure_records` reads; None if there
-    is none. The runs record each config's results in round order
-    (:func:`remeasure_bests`)."""
-    records = _remeasure_records(exp, task, bests, path)
+    remeasure run of these configs that :func:`_remeasure_records` reads (of ``rounds``
+    rounds when > 0); None if there is none. The runs record each config's results in
+    round order (:func:`remeasure_bests`)."""
+    records = _remeasure_records(exp, task, bests, path, rounds)
     if records is None:
         return None
     rounds: dict[str, list[float | None]] = {}

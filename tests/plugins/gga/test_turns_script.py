@@ -269,6 +269,20 @@ def test_remeasure_times_every_runs_best_again_side_by_side_and_reports_the_rati
     assert store.count() == 8 * len({c.key for c in bests.values()})
     store.close()
     assert gt.paired_finals(exp, res)["gga"].rounds == 5
+    # The reported configs timed again in 3 rounds: a report reads the newest timings,
+    # or those of the 2-round run when asked, and none of a number never run.
+    gt.run_layer(dataclasses.replace(exp, remeasure=0, deployed=3), job.task, job.history)
+    path = gt.turns_dir(exp, job.task) / "deployed.db"
+    for asked, got in ((0, 3), (2, 2), (3, 3)):
+        rounds = rg.remeasured_rounds(exp, job.task, reported, path, asked)
+        assert {len(lat) for lat in rounds.values()} == {got}
+    assert rg.remeasured_rounds(exp, job.task, reported, path, 4) is None
+    assert gt.deployed(dataclasses.replace(exp, deployed_rounds=4), res) is None
+    # timings that do not vary: the paired view is the median view
+    paired_view = gt.deployed(dataclasses.replace(exp, deployed_view="paired",
+                                                  deployed_rounds=2), res)
+    for name, c in paired_view.curves.items():
+        assert c.best == pytest.approx(d.curves[name].best)
 
 
 def test_runoff_times_each_runs_fastest_configs_and_compares_the_winners(tmp_path):
@@ -326,6 +340,18 @@ def test_runoff_needs_remeasure_and_measuring(tmp_path, capsys, args):
     with pytest.raises(SystemExit) as exc:
         gt.main(["--db", str(tmp_path / "x.db"), *args])
     assert exc.value.code == 2 and "--runoff" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--deployed-rounds", "-1"], "--deployed-rounds takes a number of rounds >= 0"),
+    (["--deployed", "3", "--deployed-rounds", "9"], "give one of them"),
+    (["--deployed-view", "mean"], "invalid choice: 'mean'")])
+def test_bad_deployed_reading_options_are_usage_errors(tmp_path, capsys, args, message):
+    gt = load_script("gga_turns")
+    with pytest.raises(SystemExit) as exc:
+        gt.main(["--db", str(tmp_path / "x.db"), *args])
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_variants_final_is_compared_with_ggas_in_the_remeasure_rounds(tmp_path):
@@ -552,19 +578,33 @@ def test_the_deployed_curve_is_the_speed_of_the_config_reported_after_each_trial
     speed = {a.key: 12.0, b.key: 25.0, c.key: 26.0}  # b's lucky first timing hid 25
     asked = []
 
-    def remeasured(exp, task, configs, path):
+    def remeasured(exp, task, configs, path, rounds=0):
         asked.append(path)
         return ({n: speed[cfg.key] for n, cfg in configs.items() if cfg.key in speed},
                 "2026-11-26 10:00")
 
     monkeypatch.setattr(rg, "remeasured", remeasured)
-    d = gt.deployed(SimpleNamespace(work=tmp_path), res)
+    exp = SimpleNamespace(work=tmp_path, deployed_view="median", deployed_rounds=0)
+    d = gt.deployed(exp, res)
     assert asked == [tmp_path / res.task.name / "turns" / "deployed.db"]
     assert d.curves["xgb"].best == (12.0, 25.0, 25.0, 26.0) and d.reference == 26.0
     assert d.curves["gga"].best == (0.0, 25.0, 25.0)
     assert d.reach("gga") == (2, 2) and d.reach("xgb") == (2, 2)  # 25 >= 0.95 x 26
+    # The paired view: b's rounds over c's, 0.9, 0.96 and 1.0, one round slow for both
+    # and one for c alone; b is c's median speed (26) times their median, 0.96.
+    lat = {a.key: [2.0, 4.0, 2.0], b.key: [1.0, 2.5, 1.0], c.key: [0.9, 2.4, 1.0]}
+
+    def remeasured_rounds(exp, task, configs, path, rounds=0):
+        return {n: lat[cfg.key] for n, cfg in configs.items()}
+
+    monkeypatch.setattr(rg, "remeasured_rounds", remeasured_rounds)
+    p = gt.deployed(SimpleNamespace(**{**vars(exp), "deployed_view": "paired"}), res)
+    assert p.reference == 26.0 and p.curves["gga"].best == pytest.approx((0.0, 24.96, 24.96))
+    # a over c: 0.45, 0.6 and 0.5
+    assert p.curves["xgb"].best == pytest.approx((13.0, 24.96, 24.96, 26.0))
+    assert p.reach("gga") == (2, 2)  # 24.96 >= 0.95 x 26
     speed.pop(c.key)  # a reported config not timed again: no deployed view
-    assert gt.deployed(SimpleNamespace(work=tmp_path), res) is None
+    assert gt.deployed(exp, res) is None
 
 
 def test_runs_measured_apart_from_their_layers_xgb_run_are_named():
