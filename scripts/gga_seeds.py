@@ -166,14 +166,28 @@ def _seed_dir(text: str) -> tuple[int, Path]:
     return int(seed), Path(path)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    from machine import machine_header
-
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+def turns_parser(doc: str, turns_help: str) -> argparse.ArgumentParser:
+    """A parser of ``gga_turns.py``'s options and ``--turns SEED=DIR`` (repeatable), for
+    the scripts that read turns already run; ``doc``'s first paragraph describes it."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     gt.add_turns_arguments(ap)
     ap.add_argument("--turns", action="append", type=_seed_dir, default=[], metavar="SEED=DIR",
-                    help="the --seed and --work of one set of turns (repeat, two or more)")
+                    help=turns_help)
+    return ap
+
+
+def check_turns_dirs(ap: argparse.ArgumentParser, turns: Sequence[tuple[int, Path]]) -> None:
+    """A usage error naming each ``--turns`` directory that does not exist."""
+    missing = [str(d) for _, d in turns if not d.is_dir()]
+    if missing:
+        ap.error(f"no turns directory {', '.join(missing)}: run gga_turns.py with that --work")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from machine import machine_header
+
+    ap = turns_parser(__doc__, "the --seed and --work of one set of turns (repeat, two or more)")
     ap.add_argument("--view", choices=VIEWS, default="run",
                     help="run: the runs' own best-so-far; deployed: the speeds of the "
                          "configs they reported, timed again (gga_turns.py --deployed) "
@@ -191,9 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     seeds = [s for s, _ in args.turns]
     if len(set(seeds)) != len(seeds):
         ap.error(f"each --turns needs its own seed, got {', '.join(map(str, seeds))}")
-    missing = [str(d) for _, d in args.turns if not d.is_dir()]
-    if missing:
-        ap.error(f"no turns directory {', '.join(missing)}: run gga_turns.py with that --work")
+    check_turns_dirs(ap, args.turns)
     args.report_only = True
     command = "python scripts/gga_seeds.py " + " ".join(
         shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))

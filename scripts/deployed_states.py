@@ -1,0 +1,248 @@
+"""Whether two configs' speed ratio depends on the state the machine was in, read from the
+reported configs timed again side by side (``gga_turns.py --deployed``) in turns already
+run. It measures nothing.
+
+A paired ratio (``paired.py``, ``gga_turns.py --deployed-view paired``) takes out a spell
+of the machine that slows every config of a round alike. It cannot take out a spell that
+slows one config more than another. Here each round of a layer gets a state: the median,
+over the layer's reported configs other than the two compared, of the config's speed in
+that round over its own median speed; above 1, the round ran fast for the others. The
+rounds are split at the median state (the middle one left out when their count is odd),
+and the report gives the per-round ratio of each searcher's final config over xgb's final
+config, median in the slow half and in the fast half. Where the machine's state changed
+the ratio, the halves differ by more than a relabelling of the rounds at random gives (the
+exact permutation p-value per layer; over all pairs, the summed absolute log ratio of the
+halves against 20,000 random relabellings).
+
+    python scripts/deployed_states.py --shapes scripts/unseen_convs4.json --no-pruned \\
+        --db /work/gga/base500.db --confirm 1 --keep-workers --batch-size 2 \\
+        --turns 0=/work/gga/unseen4-s0 --deployed-rounds 9 --out docs/results/states
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import shlex
+import statistics
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import gga_turns as gt  # noqa: E402
+import reproduce_gga as rg  # noqa: E402
+from gga_seeds import check_turns_dirs, turns_parser  # noqa: E402
+
+SEARCHERS = ("gga", "ga")
+MIN_ROUNDS = 6
+PERMUTATIONS = 20_000
+
+
+@dataclass(frozen=True)
+class Halves:
+    """A pair's per-round ratios split by the rounds' state: the median ratio in the slow
+    and the fast half, the p-value of their difference under random relabelling, and the
+    rounds used."""
+
+    slow: float
+    fast: float
+    p: float
+    rounds: int
+
+
+def round_states(speeds: Sequence[Sequence[float | None]]) -> list[float | None]:
+    """Each round's state from the speeds, round by round, of configs other than those
+    compared: the median over them of the round's speed over the config's median speed
+    (None for a round where none of them has a timing)."""
+    rounds = max((len(s) for s in speeds), default=0)
+    rel: list[list[float]] = [[] for _ in range(rounds)]
+    for s in speeds:
+        timed = [v for v in s if v]
+        if not timed:
+            continue
+        mid = statistics.median(timed)
+        for i, v in enumerate(s):
+            if v:
+                rel[i].append(v / mid)
+    return [statistics.median(r) if r else None for r in rel]
+
+
+def _gap(ratios: Sequence[float], slow: Sequence[int], fast: Sequence[int]) -> float:
+    return abs(math.log(statistics.median(ratios[i] for i in fast)
+                        / statistics.median(ratios[i] for i in slow)))
+
+
+def split_rounds(states: Sequence[float | None], *series: Sequence[float | None]
+                 ) -> list[int] | None:
+    """The rounds to split, slowest state first: those with a state and a value in every
+    series, less the middle one when their count is odd; None with fewer than
+    :data:`MIN_ROUNDS`."""
+    kept = [i for i, st in enumerate(states) if st and all(x[i] for x in series)]
+    if len(kept) < MIN_ROUNDS:
+        return None
+    kept.sort(key=lambda i: states[i] or 0.0)
+    if len(kept) % 2:
+        kept.pop(len(kept) // 2)
+    return kept
+
+
+def halves(ratios: Sequence[float | None], rounds: Sequence[int]) -> Halves:
+    """The ratios of ``rounds`` (slowest state first, an even count) split in two, with the
+    exact permutation p-value of the halves' log gap."""
+    vals = _values(ratios, rounds)
+    n = len(vals) // 2
+    slow, fast = range(n), range(n, 2 * n)
+    seen = _gap(vals, slow, fast)
+    splits = [(a, [i for i in range(2 * n) if i not in a])
+              for a in itertools.combinations(range(2 * n), n)]
+    p = sum(_gap(vals, a, b) >= seen - 1e-12 for a, b in splits) / len(splits)
+    return Halves(statistics.median(vals[i] for i in slow),
+                  statistics.median(vals[i] for i in fast), p, 2 * n)
+
+
+def _values(series: Sequence[float | None], rounds: Sequence[int]) -> list[float]:
+    """``series`` at ``rounds``, which :func:`split_rounds` kept only where it has values."""
+    return [v for i in rounds if (v := series[i]) is not None]
+
+
+@dataclass(frozen=True)
+class LayerRounds:
+    """One layer's rounds: their states, and each searcher's final config over xgb's
+    final config, round by round (a searcher whose final is another's is left out)."""
+
+    seed: int
+    layer: str
+    states: tuple[float | None, ...]
+    ratios: dict[str, tuple[float | None, ...]]
+
+    @property
+    def rounds(self) -> list[int] | None:
+        return split_rounds(self.states, *self.ratios.values())
+
+
+def pooled_p(layers: Sequence[LayerRounds], seed: int = 0) -> tuple[float, float]:
+    """(observed, p): the summed log gap of every pair's halves, and the share of random
+    relabellings of the rounds (one per layer, shared by its pairs, the same count per
+    half) whose sum reaches it."""
+    rng = random.Random(seed)
+    told = [(lr, rounds) for lr in layers if (rounds := lr.rounds) is not None and lr.ratios]
+    if not told:
+        return 0.0, 1.0
+
+    def total(orders: Sequence[Sequence[int]]) -> float:
+        out = 0.0
+        for (lr, _), order in zip(told, orders, strict=True):
+            n = len(order) // 2
+            for ratios in lr.ratios.values():
+                out += _gap(_values(ratios, order), range(n), range(n, 2 * n))
+        return out
+
+    observed = total([rounds for _, rounds in told])
+    hits = 0
+    for _ in range(PERMUTATIONS):
+        orders = []
+        for _, rounds in told:
+            order = list(rounds)
+            rng.shuffle(order)
+            orders.append(order)
+        hits += total(orders) >= observed - 1e-12
+    return observed, hits / PERMUTATIONS
+
+
+def layer_rounds(exp: rg.Experiment, seed: int, res: gt.TurnsResult) -> LayerRounds | None:
+    """The searchers' finals over xgb's in one layer's ``--deployed`` timings of
+    ``exp.deployed_rounds`` rounds (the newest when 0); None without those timings. The
+    states come from the reported configs other than xgb's and the searchers' finals."""
+    configs = gt.reported_configs(res)
+    rounds = rg.remeasured_rounds(exp, res.task, configs,
+                                  gt.turns_dir(exp, res.task) / "deployed.db",
+                                  exp.deployed_rounds)
+    if rounds is None or rg.REFERENCE not in rounds:
+        return None
+    by_key = {configs[n].key: lat for n, lat in rounds.items()}
+    ref = configs[rg.REFERENCE]
+    finals = {}
+    for name in SEARCHERS:
+        curve = res.curves.get(name)
+        final = curve.reported_at()[-1] if curve is not None and curve.reported else None
+        if final is not None and final.key not in {ref.key, *(f.key for f in finals.values())}:
+            finals[name] = final
+    compared = {ref.key, *(f.key for f in finals.values())}
+    states = round_states([[1 / v if v else None for v in lat]
+                           for k, lat in by_key.items() if k not in compared])
+    ratios = {name: tuple(r / v if r and v else None
+                          for r, v in zip(by_key[ref.key], by_key[f.key], strict=False))
+              for name, f in finals.items()}
+    return LayerRounds(seed, res.task.name, tuple(states), ratios)
+
+
+def report(layers: Sequence[LayerRounds], header: str, command: str, rounds: int) -> str:
+    rows, pairs, apart = [], 0, 0
+    for lr in layers:
+        kept = lr.rounds
+        if kept is None:
+            continue
+        states = [lr.states[i] for i in kept]
+        for name, ratios in lr.ratios.items():
+            h = halves(ratios, kept)
+            pairs += 1
+            apart += h.p <= 0.05
+            rows.append(f"| {lr.layer} | {lr.seed} | {name} | {h.rounds} | "
+                        f"{min(states):.3f}-{max(states):.3f} | {h.slow:.3f} | "
+                        f"{h.fast:.3f} | {h.fast / h.slow:.3f} | {h.p:.3f} |")
+    observed, p = pooled_p(layers)
+    which = f"the {rounds}-round timings" if rounds else "the newest timings"
+    return "\n".join([
+        "# Does the machine's state change two configs' speed ratio?", "", header, "",
+        f"Command: `{command}`", "",
+        f"Read from {which} of the configs the runs reported (`gga_turns.py --deployed`). "
+        "A round's state is the median, over the layer's reported configs other than xgb's "
+        "final and the searchers' finals, of the config's speed in that round over its own "
+        "median; the rounds are split at the median state (the middle one left out when "
+        "odd) and each half gives the median of the per-round speed of the searcher's "
+        "final config over xgb's final config (ga left out where its final is gga's). p: "
+        "the share of the equal splits of the same rounds whose halves differ at least as "
+        "much (exact).", "",
+        "| layer | seed | searcher | rounds | states | ratio, slow half | ratio, fast half | "
+        "fast / slow | p |", "|---|---|---|---|---|---|---|---|---|", *rows, "",
+        f"Pairs told: {pairs}; with p <= 0.05: {apart} (about {0.05 * pairs:.1f} expected "
+        "by chance where the state changes no ratio).",
+        f"Over all pairs, the summed absolute log of fast / slow is {observed:.3f}; random "
+        "relabellings of each layer's rounds (one relabelling shared by the layer's pairs) "
+        f"reach it in a share p = {p:.4f} of {PERMUTATIONS} draws.", ""])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from machine import machine_header
+
+    ap = turns_parser(__doc__, "the --seed and --work of one set of turns (repeatable)")
+    args = ap.parse_args(argv)
+    if not args.turns:
+        ap.error("give one or more --turns SEED=DIR: turns run with gga_turns.py --deployed")
+    check_turns_dirs(ap, args.turns)
+    args.report_only = True
+    exp = gt.experiment(ap, args)
+    layers = []
+    for seed, work in args.turns:
+        e = replace(exp, seed=seed, work=work)
+        for job in rg.left_out(e):
+            if (lr := layer_rounds(e, seed, gt.layer_turns(e, job.task))) is not None:
+                layers.append(lr)
+    if not any(lr.rounds for lr in layers):
+        ap.error(f"no layer has --deployed timings of {MIN_ROUNDS} rounds or more there: "
+                 "time the reported configs again with gga_turns.py --deployed 9")
+    command = "python scripts/deployed_states.py " + " ".join(
+        shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    exp.out.mkdir(parents=True, exist_ok=True)
+    path = exp.out / "deployed-states.md"
+    path.write_text(report(layers, machine_header(), command, exp.deployed_rounds))
+    print(f"report: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
