@@ -488,11 +488,11 @@ def remeasured_rounds(exp: Experiment, task: Task, bests: dict[str, Config], pat
     records = _remeasure_records(exp, task, bests, path, rounds)
     if records is None:
         return None
-    rounds: dict[str, list[float | None]] = {}
+    by_key: dict[str, list[float | None]] = {}
     for rec in records:
-        rounds.setdefault(rec.result.config.key, []).append(
+        by_key.setdefault(rec.result.config.key, []).append(
             rec.result.latency if rec.result.ok else None)
-    return {name: rounds.get(c.key, []) for name, c in bests.items()}
+    return {name: by_key.get(c.key, []) for name, c in bests.items()}
 
 
 # -- measuring the runs -----------------------------------------------------------------
