@@ -231,7 +231,14 @@ def reported_configs(res: TurnsResult) -> dict[str, Config]:
     return {rg.REFERENCE: final, **out} if final is not None else out
 
 
-DEPLOYED_VIEWS = ("median", "paired")
+# How a report reads the --deployed timings, said once for the help and the reports.
+DEPLOYED_VIEWS = {
+    "median": "a config's speed is the median of its rounds",
+    "paired": ("a config's speed is xgb's final config's median speed times the median, "
+               "over the rounds, of the config's speed over that config's in the same "
+               "round, so a spell of the machine that every config of a round shares "
+               "drops out"),
+}
 
 
 def deployed(exp: rg.Experiment, res: TurnsResult) -> TurnsResult | None:
@@ -241,25 +248,23 @@ def deployed(exp: rg.Experiment, res: TurnsResult) -> TurnsResult | None:
     run may switch to a config whose lucky timing hid a slower speed. None unless every
     reported config was timed again in one run.
 
-    ``exp.deployed_view`` ``median``: a config's speed is the median of its rounds;
-    ``paired``: it is xgb's final config's median speed times the median, over the rounds,
-    of the config's speed over that config's in the same round (``paired.py``), so that a
-    spell of the machine running slower or faster, which every config of a round shares,
-    drops out of the comparison with the mark. ``exp.deployed_rounds`` > 0 reads the
-    timings of that many rounds where the configs were timed again more than once."""
+    ``exp.deployed_view`` says how a config's speed is read from its rounds
+    (:data:`DEPLOYED_VIEWS`; ``paired`` through ``paired.py``). ``exp.deployed_rounds`` > 0
+    reads the timings of that many rounds where the configs were timed again more than
+    once."""
     configs = reported_configs(res)
     path = turns_dir(exp, res.task) / "deployed.db"
-    found = rg.remeasured(exp, res.task, configs, path, exp.deployed_rounds)
-    if found is None or set(found[0]) != set(configs):
+    found = rg.remeasure_timings(exp, res.task, configs, path, exp.deployed_rounds)
+    if found is None:
         return None
-    by_key = {configs[name].key: g for name, g in found[0].items()}
+    speeds = found.gflops(res.task.flops)
+    if set(speeds) != set(configs):
+        return None
+    by_key = {configs[name].key: g for name, g in speeds.items()}
     if exp.deployed_view == "paired":
-        rounds = rg.remeasured_rounds(exp, res.task, configs, path, exp.deployed_rounds)
-        if rounds is None:
-            return None
-        ref, ref_speed = rounds[rg.REFERENCE], found[0][rg.REFERENCE]
+        ref, ref_speed = found.latencies[rg.REFERENCE], speeds[rg.REFERENCE]
         by_key = {configs[name].key: ref_speed * p.median if (p := paired_ratio(lat, ref))
-                  else 0.0 for name, lat in rounds.items()}
+                  else 0.0 for name, lat in found.latencies.items()}
     curves = {n: replace(c, best=tuple(by_key[cfg.key] if cfg is not None else 0.0
                                        for cfg in c.reported_at()))
               for n, c in res.curves.items()}
@@ -556,13 +561,7 @@ def deployed_view_line(view: str, rounds: int = 0) -> str:
     """A sentence saying how a report read the ``--deployed`` timings."""
     which = (f"the timings of the {rounds}-round run" if rounds > 0
              else "the newest run of timings")
-    if view == "paired":
-        return (f"Paired view (`--deployed-view paired`, {which}): a config's speed is xgb's "
-                "final config's median speed times the median, over the rounds, of the "
-                "config's speed over that config's in the same round, so a spell of the "
-                "machine that every config of a round shares drops out.")
-    return (f"Median view (`--deployed-view median`, {which}): a config's speed is the "
-            "median of its rounds.")
+    return f"{view.capitalize()} view (`--deployed-view {view}`, {which}): {DEPLOYED_VIEWS[view]}."
 
 
 def measured_period(results: Sequence[TurnsResult]) -> tuple[str, str] | None:
@@ -843,12 +842,10 @@ def add_turns_arguments(ap: argparse.ArgumentParser) -> None:
                     help="after each layer's turns, measure every config each run reported "
                          "as its best at some trial again, ROUNDS rounds side by side, and "
                          "report the targets on those timings [0: off]")
-    ap.add_argument("--deployed-view", choices=DEPLOYED_VIEWS, default="median",
-                    help="how a report reads the --deployed timings: median: each config's "
-                         "median over the rounds; paired: xgb's final config's median times "
-                         "the median of the config's per-round speed over it, so a spell of "
-                         "the machine that every config of a round shares drops out "
-                         "[%(default)s]")
+    ap.add_argument("--deployed-view", choices=tuple(DEPLOYED_VIEWS), default="median",
+                    help="how a report reads the --deployed timings: "
+                         + "; ".join(f"{v}: {m}" for v, m in DEPLOYED_VIEWS.items())
+                         + " [%(default)s]")
     ap.add_argument("--deployed-rounds", type=int, default=0, metavar="ROUNDS",
                     help="read the --deployed timings of exactly ROUNDS rounds, where the "
                          "configs were timed again more than once [0: the newest]")

@@ -461,30 +461,29 @@ def _covering_remeasure(store: HistoryStore, exp: Experiment, task: Task,
     return None
 
 
-def remeasured(exp: Experiment, task: Task, bests: dict[str, Config], path: Path | None = None,
-               rounds: int = 0) -> tuple[dict[str, float], str] | None:
-    """Median GFLOPS of each searcher's best in the remeasure run of these configs that
-    :func:`_remeasure_records` reads (of ``rounds`` rounds when > 0), and when it was
-    measured; None if there is none."""
-    records = _remeasure_records(exp, task, bests,
-                                 _remeasure_db(exp, task) if path is None else path, rounds)
-    if records is None:
-        return None
-    lat: dict[str, list[float]] = {}
-    for rec in records:
-        if rec.result.ok:
-            lat.setdefault(rec.result.config.key, []).append(rec.result.latency)
-    out = {name: task.flops / statistics.median(lat[c.key]) / 1e9
-           for name, c in bests.items() if lat.get(c.key)}
-    return out, records[-1].created_at[:16] if records else ""
+@dataclass(frozen=True)
+class RemeasureTimings:
+    """One remeasure run's timings of a set of named configs, read once: each name's
+    latencies in round order (None where a round failed) and when the run ended."""
+
+    latencies: dict[str, tuple[float | None, ...]]
+    measured_at: str
+
+    def gflops(self, flops: float) -> dict[str, float]:
+        """Each name's median GFLOPS over its successful rounds (names with none left out)."""
+        out: dict[str, float] = {}
+        for name, lat in self.latencies.items():
+            ok = [x for x in lat if x is not None]
+            if ok:
+                out[name] = flops / statistics.median(ok) / 1e9
+        return out
 
 
-def remeasured_rounds(exp: Experiment, task: Task, bests: dict[str, Config], path: Path,
-                      rounds: int = 0) -> dict[str, list[float | None]] | None:
-    """Each searcher's latencies, round by round (None where a round failed), in the
-    remeasure run of these configs that :func:`_remeasure_records` reads (of ``rounds``
-    rounds when > 0); None if there is none. The runs record each config's results in
-    round order (:func:`remeasure_bests`)."""
+def remeasure_timings(exp: Experiment, task: Task, bests: dict[str, Config], path: Path,
+                      rounds: int = 0) -> RemeasureTimings | None:
+    """The timings of ``bests`` in the remeasure run that :func:`_remeasure_records` reads
+    (of ``rounds`` rounds when > 0); None if there is none. The runs record each config's
+    results in round order (:func:`remeasure_bests`)."""
     records = _remeasure_records(exp, task, bests, path, rounds)
     if records is None:
         return None
@@ -492,7 +491,27 @@ def remeasured_rounds(exp: Experiment, task: Task, bests: dict[str, Config], pat
     for rec in records:
         by_key.setdefault(rec.result.config.key, []).append(
             rec.result.latency if rec.result.ok else None)
-    return {name: by_key.get(c.key, []) for name, c in bests.items()}
+    return RemeasureTimings({name: tuple(by_key.get(c.key, ())) for name, c in bests.items()},
+                            records[-1].created_at[:16] if records else "")
+
+
+def remeasured(exp: Experiment, task: Task, bests: dict[str, Config], path: Path | None = None,
+               rounds: int = 0) -> tuple[dict[str, float], str] | None:
+    """Median GFLOPS of each searcher's best in the remeasure run of these configs that
+    :func:`_remeasure_records` reads (of ``rounds`` rounds when > 0), and when it was
+    measured; None if there is none."""
+    found = remeasure_timings(exp, task, bests,
+                              _remeasure_db(exp, task) if path is None else path, rounds)
+    return None if found is None else (found.gflops(task.flops), found.measured_at)
+
+
+def remeasured_rounds(exp: Experiment, task: Task, bests: dict[str, Config], path: Path,
+                      rounds: int = 0) -> dict[str, list[float | None]] | None:
+    """Each searcher's latencies, round by round (None where a round failed), in the
+    remeasure run of these configs that :func:`_remeasure_records` reads (of ``rounds``
+    rounds when > 0); None if there is none."""
+    found = remeasure_timings(exp, task, bests, path, rounds)
+    return None if found is None else {n: list(lat) for n, lat in found.latencies.items()}
 
 
 # -- measuring the runs -----------------------------------------------------------------

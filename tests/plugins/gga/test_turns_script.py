@@ -576,35 +576,43 @@ def test_the_deployed_curve_is_the_speed_of_the_config_reported_after_each_trial
     assert gt.reported_configs(res) == {"xgb": c, "xgb@1": a, "xgb@2": b, "xgb@4": c,
                                         "gga@2": b}
     speed = {a.key: 12.0, b.key: 25.0, c.key: 26.0}  # b's lucky first timing hid 25
+    lat = {k: [res.task.flops / g / 1e9] for k, g in speed.items()}  # one round each
     asked = []
 
-    def remeasured(exp, task, configs, path, rounds=0):
+    def remeasure_timings(exp, task, configs, path, rounds=0):  # read once per layer
         asked.append(path)
-        return ({n: speed[cfg.key] for n, cfg in configs.items() if cfg.key in speed},
-                "2026-11-26 10:00")
+        return rg.RemeasureTimings({n: tuple(lat.get(cfg.key, ())) for n, cfg in configs.items()},
+                                   "2026-11-26 10:00")
 
-    monkeypatch.setattr(rg, "remeasured", remeasured)
+    monkeypatch.setattr(rg, "remeasure_timings", remeasure_timings)
     exp = SimpleNamespace(work=tmp_path, deployed_view="median", deployed_rounds=0)
     d = gt.deployed(exp, res)
     assert asked == [tmp_path / res.task.name / "turns" / "deployed.db"]
-    assert d.curves["xgb"].best == (12.0, 25.0, 25.0, 26.0) and d.reference == 26.0
-    assert d.curves["gga"].best == (0.0, 25.0, 25.0)
+    assert d.curves["xgb"].best == pytest.approx((12.0, 25.0, 25.0, 26.0))
+    assert d.reference == pytest.approx(26.0)
+    assert d.curves["gga"].best == pytest.approx((0.0, 25.0, 25.0))
     assert d.reach("gga") == (2, 2) and d.reach("xgb") == (2, 2)  # 25 >= 0.95 x 26
     # The paired view: b's rounds over c's, 0.9, 0.96 and 1.0, one round slow for both
     # and one for c alone; b is c's median speed (26) times their median, 0.96.
-    lat = {a.key: [2.0, 4.0, 2.0], b.key: [1.0, 2.5, 1.0], c.key: [0.9, 2.4, 1.0]}
-
-    def remeasured_rounds(exp, task, configs, path, rounds=0):
-        return {n: lat[cfg.key] for n, cfg in configs.items()}
-
-    monkeypatch.setattr(rg, "remeasured_rounds", remeasured_rounds)
+    unit = res.task.flops / 26e9  # c's median latency
+    lat = {a.key: [2.0 * unit, 4.0 * unit, 2.0 * unit], b.key: [1.0 * unit, 2.5 * unit, unit],
+           c.key: [0.9 * unit, 2.4 * unit, unit]}
     p = gt.deployed(SimpleNamespace(**{**vars(exp), "deployed_view": "paired"}), res)
-    assert p.reference == 26.0 and p.curves["gga"].best == pytest.approx((0.0, 24.96, 24.96))
+    assert len(asked) == 2
+    assert p.reference == pytest.approx(26.0)
+    assert p.curves["gga"].best == pytest.approx((0.0, 24.96, 24.96))
     # a over c: 0.45, 0.6 and 0.5
     assert p.curves["xgb"].best == pytest.approx((13.0, 24.96, 24.96, 26.0))
     assert p.reach("gga") == (2, 2)  # 24.96 >= 0.95 x 26
-    speed.pop(c.key)  # a reported config not timed again: no deployed view
+    lat.pop(c.key)  # a reported config not timed again: no deployed view
     assert gt.deployed(exp, res) is None
+
+
+def test_a_remeasure_runs_timings_give_each_names_median_speed_over_its_timed_rounds():
+    rg = load_script("reproduce_gga")
+    t = rg.RemeasureTimings({"xgb": (2.0, None, 1.0, 4.0), "gga": (None, None), "ga": ()},
+                            "2026-12-05 19:00")
+    assert t.gflops(6e9) == {"xgb": pytest.approx(3.0)}  # median of 2, 1 and 4 s
 
 
 def test_runs_measured_apart_from_their_layers_xgb_run_are_named():
