@@ -12,7 +12,10 @@ and the report gives the per-round ratio of each searcher's final config over xg
 config, median in the slow half and in the fast half. Where the machine's state changed
 the ratio, the halves differ by more than a relabelling of the rounds at random gives (the
 exact permutation p-value per layer; over all pairs, the summed absolute log ratio of the
-halves against 20,000 random relabellings).
+halves against 20,000 random relabellings). A second pooled test uses every round, none
+left out: the summed absolute Spearman correlation between a round's state and the pair's
+ratio, against the same kind of relabellings; a split at the median throws away where in
+its half a round's state lies, the ranks keep it.
 
     python scripts/deployed_states.py --shapes scripts/unseen_convs4.json --no-pruned \\
         --db /work/gga/base500.db --confirm 1 --keep-workers --batch-size 2 \\
@@ -27,7 +30,7 @@ import random
 import shlex
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -36,6 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gga_turns as gt  # noqa: E402
 import reproduce_gga as rg  # noqa: E402
 from gga_seeds import check_turns_dirs, turns_parser  # noqa: E402
+
+from plugins.tuna.metrics import spearman  # noqa: E402
 
 SEARCHERS = ("gga", "ga")
 MIN_ROUNDS = 6
@@ -124,11 +129,29 @@ class LayerRounds:
         return split_rounds(self.states, *self.ratios.values())
 
 
+def relabelled_p(rounds: Sequence[Sequence[int]],
+                 total: Callable[[Sequence[Sequence[int]]], float],
+                 seed: int = 0) -> tuple[float, float]:
+    """(observed, p): ``total`` of each layer's rounds as measured, and the share of
+    :data:`PERMUTATIONS` random relabellings (each layer's rounds shuffled, one shuffle a
+    layer, shared by its pairs) whose ``total`` reaches it."""
+    rng = random.Random(seed)
+    observed = total(rounds)
+    hits = 0
+    for _ in range(PERMUTATIONS):
+        orders = []
+        for kept in rounds:
+            order = list(kept)
+            rng.shuffle(order)
+            orders.append(order)
+        hits += total(orders) >= observed - 1e-12
+    return observed, hits / PERMUTATIONS
+
+
 def pooled_p(layers: Sequence[LayerRounds], seed: int = 0) -> tuple[float, float]:
     """(observed, p): the summed log gap of every pair's halves, and the share of random
     relabellings of the rounds (one per layer, shared by its pairs, the same count per
     half) whose sum reaches it."""
-    rng = random.Random(seed)
     told = [(lr, rounds) for lr in layers if (rounds := lr.rounds) is not None and lr.ratios]
     if not told:
         return 0.0, 1.0
@@ -141,16 +164,42 @@ def pooled_p(layers: Sequence[LayerRounds], seed: int = 0) -> tuple[float, float
                 out += _gap(_values(ratios, order), range(n), range(n, 2 * n))
         return out
 
-    observed = total([rounds for _, rounds in told])
-    hits = 0
-    for _ in range(PERMUTATIONS):
-        orders = []
-        for _, rounds in told:
-            order = list(rounds)
-            rng.shuffle(order)
-            orders.append(order)
-        hits += total(orders) >= observed - 1e-12
-    return observed, hits / PERMUTATIONS
+    return relabelled_p([rounds for _, rounds in told], total, seed)
+
+
+def rho(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Spearman's rank correlation of two series, 0 where it is undefined (a constant
+    series)."""
+    r = spearman(xs, ys)
+    return 0.0 if math.isnan(r) else r
+
+
+def rank_rounds(lr: LayerRounds) -> list[int] | None:
+    """Every round of ``lr`` with a state and a value in every ratio series, in round
+    order, none left out; None with fewer than :data:`MIN_ROUNDS`."""
+    kept = [i for i, st in enumerate(lr.states)
+            if st and all(x[i] for x in lr.ratios.values())]
+    return kept if len(kept) >= MIN_ROUNDS else None
+
+
+def pooled_rank_p(layers: Sequence[LayerRounds], seed: int = 0) -> tuple[float, float]:
+    """(observed, p): the summed absolute Spearman correlation, over every pair, between
+    the rounds' states and the pair's ratios (:func:`rank_rounds`), and the share of random
+    relabellings (the ratios' rounds shuffled, one shuffle per layer shared by its pairs)
+    whose sum reaches it."""
+    told = [(lr, rounds) for lr in layers if lr.ratios and (rounds := rank_rounds(lr))]
+    if not told:
+        return 0.0, 1.0
+
+    def total(orders: Sequence[Sequence[int]]) -> float:
+        out = 0.0
+        for (lr, rounds), order in zip(told, orders, strict=True):
+            states = _values(lr.states, rounds)
+            for ratios in lr.ratios.values():
+                out += abs(rho(states, _values(ratios, order)))
+        return out
+
+    return relabelled_p([rounds for _, rounds in told], total, seed)
 
 
 def layer_rounds(exp: rg.Experiment, seed: int, res: gt.TurnsResult) -> LayerRounds | None:
@@ -191,10 +240,13 @@ def report(layers: Sequence[LayerRounds], header: str, command: str, rounds: int
             h = halves(ratios, kept)
             pairs += 1
             apart += h.p <= 0.05
+            every = rank_rounds(lr) or kept
+            r = rho(_values(lr.states, every), _values(ratios, every))
             rows.append(f"| {lr.layer} | {lr.seed} | {name} | {h.rounds} | "
                         f"{min(states):.3f}-{max(states):.3f} | {h.slow:.3f} | "
-                        f"{h.fast:.3f} | {h.fast / h.slow:.3f} | {h.p:.3f} |")
+                        f"{h.fast:.3f} | {h.fast / h.slow:.3f} | {h.p:.3f} | {r:+.2f} |")
     observed, p = pooled_p(layers)
+    rank_observed, rank_p = pooled_rank_p(layers)
     which = f"the {rounds}-round timings" if rounds else "the newest timings"
     return "\n".join([
         "# Does the machine's state change two configs' speed ratio?", "", header, "",
@@ -206,14 +258,18 @@ def report(layers: Sequence[LayerRounds], header: str, command: str, rounds: int
         "odd) and each half gives the median of the per-round speed of the searcher's "
         "final config over xgb's final config (ga left out where its final is gga's). p: "
         "the share of the equal splits of the same rounds whose halves differ at least as "
-        "much (exact).", "",
+        "much (exact). rho: Spearman's rank correlation between the state and the ratio "
+        "over every round with both (the middle one kept).", "",
         "| layer | seed | searcher | rounds | states | ratio, slow half | ratio, fast half | "
-        "fast / slow | p |", "|---|---|---|---|---|---|---|---|---|", *rows, "",
+        "fast / slow | p | rho |", "|---|---|---|---|---|---|---|---|---|---|", *rows, "",
         f"Pairs told: {pairs}; with p <= 0.05: {apart} (about {0.05 * pairs:.1f} expected "
         "by chance where the state changes no ratio).",
         f"Over all pairs, the summed absolute log of fast / slow is {observed:.3f}; random "
         "relabellings of each layer's rounds (one relabelling shared by the layer's pairs) "
-        f"reach it in a share p = {p:.4f} of {PERMUTATIONS} draws.", ""])
+        f"reach it in a share p = {p:.4f} of {PERMUTATIONS} draws.",
+        f"By ranks over every round, the summed |rho| is {rank_observed:.3f}; random "
+        "relabellings of each layer's rounds (one shared by its pairs) reach it in a share "
+        f"p = {rank_p:.4f} of {PERMUTATIONS} draws.", ""])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

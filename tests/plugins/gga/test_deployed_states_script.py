@@ -53,6 +53,32 @@ def test_a_ratio_that_follows_the_state_is_told_apart_from_one_that_does_not():
     assert observed == 0.0 and p == 1.0
 
 
+def test_rho_is_spearmans_and_zero_where_a_series_is_constant():
+    ds = load_script("deployed_states")
+    assert ds.rho([1, 2, 3, 4], [10, 20, 300, 4000]) == pytest.approx(1.0)
+    assert ds.rho([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert ds.rho([1, 2, 3, 4], [5, 5, 5, 5]) == 0.0
+    # 1-2-3-4 against 1-3-2-4: 1 - 6 * (0 + 1 + 1 + 0) / (4 * 15) = 0.8
+    assert ds.rho([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(0.8)
+
+
+def test_the_rank_test_keeps_every_round_and_tells_a_ratio_that_follows_the_state():
+    ds = load_script("deployed_states")
+    states = (0.90, 1.10, 0.92, 1.08, 0.94, 1.06, 0.96, 1.04, 1.00)  # nine rounds
+    follows = tuple(0.5 + s / 2 for s in states)  # higher in every faster round
+    steady = (1.0, 1.0, 1.02, 0.98, 1.0, 1.01, 0.99, 1.0, 1.0)
+    layer = ds.LayerRounds(0, "l", states, {"gga": follows})
+    assert ds.rank_rounds(layer) == list(range(9))  # the middle round kept
+    assert ds.split_rounds(states, follows) is not None and len(layer.rounds) == 8
+    observed, p = ds.pooled_rank_p([layer] * 2)
+    assert observed == pytest.approx(2.0)
+    assert p < 0.001  # two layers in order by chance: (2 / 9!)^2
+    lost = ds.LayerRounds(0, "l", states[:5] + (None,) * 4, {"gga": follows})
+    assert ds.rank_rounds(lost) is None and ds.pooled_rank_p([lost]) == (0.0, 1.0)
+    observed, p = ds.pooled_rank_p([ds.LayerRounds(0, "l", states, {"gga": steady})])
+    assert observed < 0.5 and p > 0.1
+
+
 def test_the_layer_rounds_of_real_deployed_timings_and_their_report(tmp_path):
     rg = load_script("reproduce_gga")
     gt = load_script("gga_turns")
@@ -78,6 +104,7 @@ def test_the_layer_rounds_of_real_deployed_timings_and_their_report(tmp_path):
     assert text.startswith("# Does the machine's state change two configs' speed ratio?")
     assert "Read from the 6-round timings" in text
     assert f"Pairs told: {len(expected) if lr.rounds else 0}" in text
+    assert "By ranks over every round, the summed |rho| is" in text
     assert ds.layer_rounds(dataclasses.replace(exp, deployed_rounds=9), 0, res) is None
 
 
