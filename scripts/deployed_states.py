@@ -81,13 +81,20 @@ def _gap(ratios: Sequence[float], slow: Sequence[int], fast: Sequence[int]) -> f
                         / statistics.median(ratios[i] for i in slow)))
 
 
+def told_rounds(states: Sequence[float | None], *series: Sequence[float | None]
+                ) -> list[int] | None:
+    """The rounds with a state and a value in every series, in round order; None with
+    fewer than :data:`MIN_ROUNDS`."""
+    kept = [i for i, st in enumerate(states) if st and all(x[i] for x in series)]
+    return kept if len(kept) >= MIN_ROUNDS else None
+
+
 def split_rounds(states: Sequence[float | None], *series: Sequence[float | None]
                  ) -> list[int] | None:
-    """The rounds to split, slowest state first: those with a state and a value in every
-    series, less the middle one when their count is odd; None with fewer than
-    :data:`MIN_ROUNDS`."""
-    kept = [i for i, st in enumerate(states) if st and all(x[i] for x in series)]
-    if len(kept) < MIN_ROUNDS:
+    """The rounds to split, slowest state first: the :func:`told_rounds`, less the middle
+    one when their count is odd; None with fewer than :data:`MIN_ROUNDS`."""
+    kept = told_rounds(states, *series)
+    if kept is None:
         return None
     kept.sort(key=lambda i: states[i] or 0.0)
     if len(kept) % 2:
@@ -133,7 +140,7 @@ def relabelled_p(rounds: Sequence[Sequence[int]],
                  total: Callable[[Sequence[Sequence[int]]], float],
                  seed: int = 0) -> tuple[float, float]:
     """(observed, p): ``total`` of each layer's rounds as measured, and the share of
-    :data:`PERMUTATIONS` random relabellings (each layer's rounds shuffled, one shuffle a
+    :data:`PERMUTATIONS` random relabellings (each layer's rounds shuffled, one shuffle per
     layer, shared by its pairs) whose ``total`` reaches it."""
     rng = random.Random(seed)
     observed = total(rounds)
@@ -176,10 +183,8 @@ def rho(xs: Sequence[float], ys: Sequence[float]) -> float:
 
 def rank_rounds(lr: LayerRounds) -> list[int] | None:
     """Every round of ``lr`` with a state and a value in every ratio series, in round
-    order, none left out; None with fewer than :data:`MIN_ROUNDS`."""
-    kept = [i for i, st in enumerate(lr.states)
-            if st and all(x[i] for x in lr.ratios.values())]
-    return kept if len(kept) >= MIN_ROUNDS else None
+    order, none left out (:func:`told_rounds`); None with fewer than :data:`MIN_ROUNDS`."""
+    return told_rounds(lr.states, *lr.ratios.values())
 
 
 def pooled_rank_p(layers: Sequence[LayerRounds], seed: int = 0) -> tuple[float, float]:
@@ -232,15 +237,14 @@ def layer_rounds(exp: rg.Experiment, seed: int, res: gt.TurnsResult) -> LayerRou
 def report(layers: Sequence[LayerRounds], header: str, command: str, rounds: int) -> str:
     rows, pairs, apart = [], 0, 0
     for lr in layers:
-        kept = lr.rounds
-        if kept is None:
+        kept, every = lr.rounds, rank_rounds(lr)  # the same rounds, less an odd middle one
+        if kept is None or every is None:
             continue
         states = [lr.states[i] for i in kept]
         for name, ratios in lr.ratios.items():
             h = halves(ratios, kept)
             pairs += 1
             apart += h.p <= 0.05
-            every = rank_rounds(lr) or kept
             r = rho(_values(lr.states, every), _values(ratios, every))
             rows.append(f"| {lr.layer} | {lr.seed} | {name} | {h.rounds} | "
                         f"{min(states):.3f}-{max(states):.3f} | {h.slow:.3f} | "
