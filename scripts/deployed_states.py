@@ -216,19 +216,19 @@ def pooled_rank_p(layers: Sequence[LayerRounds], seed: int = 0) -> tuple[float, 
     the rounds' states and the pair's ratios (:func:`rank_rounds`), and the share of random
     relabellings (the ratios' rounds shuffled, one shuffle per layer shared by its pairs)
     whose sum reaches it."""
-    told = [(lr, rounds) for lr in layers if lr.ratios and (rounds := rank_rounds(lr))]
+    told = [(lr, rounds, _values(lr.states, rounds)) for lr in layers
+            if lr.ratios and (rounds := rank_rounds(lr))]
     if not told:
         return 0.0, 1.0
 
     def total(orders: Sequence[Sequence[int]]) -> float:
         out = 0.0
-        for (lr, rounds), order in zip(told, orders, strict=True):
-            states = _values(lr.states, rounds)
+        for (lr, _, states), order in zip(told, orders, strict=True):
             for ratios in lr.ratios.values():
                 out += abs(rho(states, _values(ratios, order)))
         return out
 
-    return relabelled_p([rounds for _, rounds in told], total, seed)
+    return relabelled_p([rounds for _, rounds, _ in told], total, seed)
 
 
 def layer_rounds(exp: rg.Experiment, seed: int, res: gt.TurnsResult) -> LayerRounds | None:
@@ -264,12 +264,12 @@ def report(layers: Sequence[LayerRounds], header: str, command: str, rounds: int
         kept, every = lr.rounds, rank_rounds(lr)  # the same rounds, less an odd middle one
         if kept is None or every is None:
             continue
-        states = [lr.states[i] for i in kept]
+        states, xs = [lr.states[i] for i in kept], _values(lr.states, every)
         for name, ratios in lr.ratios.items():
             h = halves(ratios, kept)
             pairs += 1
             apart += h.p <= 0.05
-            xs, ys = _values(lr.states, every), _values(ratios, every)
+            ys = _values(ratios, every)
             r, rp = rho(xs, ys), rank_p(xs, ys)
             rank_apart += rp <= 0.05
             rows.append(f"| {lr.layer} | {lr.seed} | {name} | {h.rounds} | "
