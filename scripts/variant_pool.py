@@ -191,42 +191,29 @@ def pool(reports: Sequence[Report], deployed_view: str = "paired") -> list[Poole
 
 
 def _pooled(options: str, view: str, picked: Sequence[tuple[LayerRun, str]]) -> Pooled:
-    by_machine: dict[str, dict[str, list[LayerSpeedup]]] = {}
-    sooner = later = 0
-    finals: list[float] = []
+    # items are named machine:layer, so that over_seeds averages a layer's seeds on one
+    # machine into one item and keeps the same layer on two machines apart
+    over_gga: list[LayerSpeedup] = []
     vs_xgb: dict[str, list[LayerSpeedup]] = {"gga": [], "variant": []}
+    finals: list[float] = []
     for run, name in picked:
         sides = _side(run, view)
         g, v, x = sides.get("gga"), sides.get(name), sides.get("xgb")
         if g is None or v is None:
             continue
-        s = speedup(v, g, run.layer)
-        if s is not None:
-            by_machine.setdefault(run.machine, {}).setdefault(run.layer, []).append(s)
-            sooner += s.ratio > 1
-            later += s.ratio < 1
+        where = f"{run.machine}:{run.layer}"
+        if (s := speedup(v, g, where)) is not None:
+            over_gga.append(s)
         if v.final is not None and g.final:
             finals.append(v.final / g.final)
-        if x is not None:
-            for who, side in (("gga", g), ("variant", v)):
-                got = speedup(side, x, f"{run.machine}:{run.layer}")
-                if got is not None:
-                    vs_xgb[who].append(got)
-    items = [LayerSpeedup(f"{m}:{i.layer}", i.seconds, i.other, i.never, i.other_never)
-             for m, layers in by_machine.items()
-             for i in over_seeds([[s] for got in layers.values() for s in got])]
+        for who, side in (("gga", g), ("variant", v)):
+            if x is not None and (got := speedup(side, x, where)) is not None:
+                vs_xgb[who].append(got)
     return Pooled(options, view, len(picked), tuple(sorted({r.report for r, _ in picked})),
-                  mean_speedup(items), sooner, later,
-                  mean_speedup(_per_layer(vs_xgb["gga"])),
-                  mean_speedup(_per_layer(vs_xgb["variant"])), tuple(finals))
-
-
-def _per_layer(items: Sequence[LayerSpeedup]) -> list[LayerSpeedup]:
-    """One item per machine-layer, its seeds averaged (items named ``machine:layer``)."""
-    by: dict[str, list[LayerSpeedup]] = {}
-    for i in items:
-        by.setdefault(i.layer, []).append(i)
-    return over_seeds([[i] for got in by.values() for i in got])
+                  mean_speedup(over_seeds([over_gga])),
+                  sum(1 for s in over_gga if s.ratio > 1), sum(1 for s in over_gga if s.ratio < 1),
+                  mean_speedup(over_seeds([vs_xgb["gga"]])),
+                  mean_speedup(over_seeds([vs_xgb["variant"]])), tuple(finals))
 
 
 def _mean(m: MeanSpeedup | None) -> str:
