@@ -11,7 +11,7 @@ seeds' ratios averaged geometrically (``speedup_mean.over_seeds``), so the boots
 resamples machine-layers, not seeds of one. Runs that several reports read (a set's
 layers read together, or timed again with more rounds) count once: a layer run is known
 by its searchers' seconds in all. A variant is compared with the gga of its own turns,
-whose defaults changed over the stops: each row names its reports.
+whose defaults changed over the stops: the report names each option set's reports.
 
     python scripts/variant_pool.py docs/results/*/gga-turns.md --out docs/results/gga-variants.md
 """
@@ -72,6 +72,8 @@ class LayerRun:
 
 @dataclass(frozen=True)
 class Report:
+    """One ``gga-turns.md``: its gga variants and its layers."""
+
     path: Path
     variants: dict[str, str]  # name -> options, gga variants only
     layers: tuple[LayerRun, ...]
@@ -107,6 +109,23 @@ def read_report(path: Path) -> Report:
     variants = dict(VARIANT.findall(command))
     runs: dict[str, dict[str, Side]] = {}
     again: dict[str, dict[str, Side]] = {}
+    try:
+        view = _read_tables(lines, path, runs, again)
+    except ValueError as e:
+        raise ReportError(f"{path}: a table cell is not a number ({e})") from None
+    if not runs:
+        raise ReportError(f"{path} has no runs table: is it a gga-turns.md written by "
+                          "scripts/gga_turns.py?")
+    layers = tuple(LayerRun(path.parent.name, machine, date, view if again else "", name,
+                            sides, again.get(name, {}))
+                   for name, sides in runs.items())
+    return Report(path, variants, layers)
+
+
+def _read_tables(lines: Sequence[str], path: Path, runs: dict[str, dict[str, Side]],
+                 again: dict[str, dict[str, Side]]) -> str:
+    """Fills ``runs`` and ``again`` from the report's tables; returns the reading of the
+    timings again ("median" or "paired"; "" without them)."""
     deployed, view = False, ""
     for i, line in enumerate(lines):
         if line.startswith(DEPLOYED):
@@ -125,13 +144,7 @@ def read_report(path: Path) -> Report:
                 got = runs.get(c[0], {}).get(c[1])
                 if got is not None:
                     again.setdefault(c[0], {})[c[1]] = Side(_num(c[3]), got.in_all, _num(c[2]))
-    if not runs:
-        raise ReportError(f"{path} has no runs table: is it a gga-turns.md written by "
-                          "scripts/gga_turns.py?")
-    layers = tuple(LayerRun(path.parent.name, machine, date, view if again else "", name,
-                            sides, again.get(name, {}))
-                   for name, sides in runs.items())
-    return Report(path, variants, layers)
+    return view
 
 
 def speedup(a: Side, b: Side, layer: str) -> LayerSpeedup | None:

@@ -130,3 +130,8 @@ def test_bad_input_is_a_one_line_error(tmp_path, capsys):
     assert vp.main([str(plain)]) == 2
     err = capsys.readouterr().err
     assert "ran a gga variant" in err and err.count("\n") == 1
+    broken = _report(tmp_path / "b" / "gga-turns.md", RUNS, AGAIN)
+    broken.write_text(broken.read_text().replace("| 240.0 |", "| n/a |"))
+    assert vp.main([str(broken)]) == 2
+    err = capsys.readouterr().err
+    assert "is not a number" in err and err.count("\n") == 1
