@@ -89,9 +89,24 @@ class Report:
     views: tuple[View, ...]
 
 
-def _seconds(text: str) -> float | None:
+def cell_number(text: str) -> float | None:
+    """A report table's number cell; None for an empty one or ``-`` (never reached)."""
     text = text.strip()
     return None if text in ("", "-") else float(text)
+
+
+def report_lines(path: Path) -> list[str]:
+    """The lines of a ``gga_turns.py`` report; :class:`ReportError` if it cannot be read."""
+    try:
+        return path.read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ReportError(f"cannot read {path}: {e}") from None
+
+
+def report_machine(lines: Sequence[str]) -> str:
+    """The machine a report names, without its core count ("?" if it names none)."""
+    machine = next((ln[len("- Machine: "):] for ln in lines if ln.startswith("- Machine: ")), "?")
+    return re.split(r", \d+ cores? available", machine)[0]
 
 
 def ceiling_items(rows: Sequence[LayerRow], other: str) -> list[LayerSpeedup]:
@@ -115,8 +130,8 @@ def _table(lines: Sequence[str], start: int) -> tuple[LayerRow, ...]:
             raise ReportError(f"a targets table row has an unexpected form: {line[:80]!r}")
         g, x = cells[1].split("/", 1)
         m = NAME.match(cells[0])
-        rows.append(LayerRow(m.group(1) if m else cells[0], _seconds(g), _seconds(x),
-                             _seconds(cells[3]), _seconds(cells[6])))
+        rows.append(LayerRow(m.group(1) if m else cells[0], cell_number(g), cell_number(x),
+                             cell_number(cells[3]), cell_number(cells[6])))
     return tuple(rows)
 
 
@@ -133,11 +148,7 @@ def _means(lines: Sequence[str], start: int) -> dict[str, float]:
 
 def read_report(path: Path) -> Report:
     """The targets tables of one ``gga-turns.md``; :class:`ReportError` if it has none."""
-    try:
-        lines = path.read_text().splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise ReportError(f"cannot read {path}: {e}") from None
-    machine = next((ln[len("- Machine: "):] for ln in lines if ln.startswith("- Machine: ")), "?")
+    lines = report_lines(path)
     batch = re.search(r"batches of (\d+)", "\n".join(lines))
     views, deployed = [], False
     for i, line in enumerate(lines):
@@ -151,7 +162,7 @@ def read_report(path: Path) -> Report:
     if not views:
         raise ReportError(f"{path} has no targets table with first results: is it a "
                           "gga-turns.md written by scripts/gga_turns.py?")
-    return Report(path, re.split(r", \d+ cores? available", machine)[0],
+    return Report(path, report_machine(lines),
                   int(batch.group(1)) if batch else 8, tuple(views))
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from gga_ceiling import ReportError, cell_number, report_lines, report_machine  # noqa: E402
 from speedup_mean import LayerSpeedup, MeanSpeedup, mean_speedup, over_seeds  # noqa: E402
 
 RUNS_TABLE = "| layer | match | searcher | trials | best GFLOPS | / xgb | trials to 95% |"
@@ -35,10 +36,6 @@ AGAIN_TABLE = "| layer | searcher | final config again, over xgb's | own seconds
 DEPLOYED = "## The configs the runs reported, timed again"
 VARIANT = re.compile(r"--variant ([^=\s`]+)=gga:([^\s`]+)")
 VIEWS = ("runs", "timed again")
-
-
-class ReportError(ValueError):
-    """A file that is not a ``gga_turns.py`` report."""
 
 
 @dataclass(frozen=True)
@@ -79,11 +76,6 @@ class Report:
     layers: tuple[LayerRun, ...]
 
 
-def _num(text: str) -> float | None:
-    text = text.strip()
-    return None if text in ("", "-") else float(text)
-
-
 def _rows(lines: Sequence[str], start: int) -> list[list[str]]:
     out = []
     for line in lines[start + 2:]:
@@ -95,16 +87,12 @@ def _rows(lines: Sequence[str], start: int) -> list[list[str]]:
 
 def read_report(path: Path) -> Report:
     """A report's gga variants and its layers' runs; :class:`ReportError` if it is none."""
-    try:
-        lines = path.read_text().splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise ReportError(f"cannot read {path}: {e}") from None
+    lines = report_lines(path)
     command = next((ln for ln in lines if ln.startswith("Command: ")), "")
     if "gga_turns.py" not in command:
         raise ReportError(f"{path} names no gga_turns.py command: is it a gga-turns.md "
                           "written by scripts/gga_turns.py?")
-    machine = next((ln[len("- Machine: "):] for ln in lines if ln.startswith("- Machine: ")), "?")
-    machine = re.split(r", \d+ cores? available", machine)[0]
+    machine = report_machine(lines)
     date = next((ln[len("- Date: "):] for ln in lines if ln.startswith("- Date: ")), "")
     variants = dict(VARIANT.findall(command))
     runs: dict[str, dict[str, Side]] = {}
@@ -136,14 +124,16 @@ def _read_tables(lines: Sequence[str], path: Path, runs: dict[str, dict[str, Sid
             for c in _rows(lines, i):
                 if len(c) < 9:
                     raise ReportError(f"{path}: a runs row has an unexpected form: {c!r}")
-                runs.setdefault(c[0], {})[c[2]] = Side(_num(c[7]), float(c[8]), _num(c[5]))
+                runs.setdefault(c[0], {})[c[2]] = Side(cell_number(c[7]), float(c[8]),
+                                                       cell_number(c[5]))
         elif line.startswith(AGAIN_TABLE):
             for c in _rows(lines, i):
                 if len(c) < 4:
                     raise ReportError(f"{path}: a timed-again row has an unexpected form: {c!r}")
                 got = runs.get(c[0], {}).get(c[1])
                 if got is not None:
-                    again.setdefault(c[0], {})[c[1]] = Side(_num(c[3]), got.in_all, _num(c[2]))
+                    again.setdefault(c[0], {})[c[1]] = Side(cell_number(c[3]), got.in_all,
+                                                            cell_number(c[2]))
     return view
 
 
