@@ -90,9 +90,15 @@ class Report:
 
 
 def cell_number(text: str) -> float | None:
-    """A report table's number cell; None for an empty one or ``-`` (never reached)."""
+    """A report table's number cell; None for an empty one or ``-`` (never reached);
+    :class:`ReportError` for any other cell that is not a number."""
     text = text.strip()
-    return None if text in ("", "-") else float(text)
+    if text in ("", "-"):
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise ReportError(f"a table cell is not a number: {text!r}") from None
 
 
 def report_lines(path: Path) -> list[str]:
@@ -155,7 +161,11 @@ def read_report(path: Path) -> Report:
         if line.startswith(DEPLOYED):
             deployed = True
         if line.startswith(TABLE) and "first result (s)" in line:
-            views.append(View.of("timed again" if deployed else "runs", _table(lines, i),
+            try:
+                rows = _table(lines, i)
+            except ReportError as e:
+                raise ReportError(f"{path}: {e}") from None
+            views.append(View.of("timed again" if deployed else "runs", rows,
                                  _means(lines, i + 2)))
     if not views and any(ln.startswith(TABLE) for ln in lines):
         raise NoFirstResults(f"{path} is older than the first-result column")

@@ -95,12 +95,10 @@ def read_report(path: Path) -> Report:
     machine = report_machine(lines)
     date = next((ln[len("- Date: "):] for ln in lines if ln.startswith("- Date: ")), "")
     variants = dict(VARIANT.findall(command))
-    runs: dict[str, dict[str, Side]] = {}
-    again: dict[str, dict[str, Side]] = {}
     try:
-        view = _read_tables(lines, path, runs, again)
-    except ValueError as e:
-        raise ReportError(f"{path}: a table cell is not a number ({e})") from None
+        runs, again, view = _read_tables(lines)
+    except ReportError as e:
+        raise ReportError(f"{path}: {e}") from None
     if not runs:
         raise ReportError(f"{path} has no runs table: is it a gga-turns.md written by "
                           "scripts/gga_turns.py?")
@@ -110,10 +108,12 @@ def read_report(path: Path) -> Report:
     return Report(path, variants, layers)
 
 
-def _read_tables(lines: Sequence[str], path: Path, runs: dict[str, dict[str, Side]],
-                 again: dict[str, dict[str, Side]]) -> str:
-    """Fills ``runs`` and ``again`` from the report's tables; returns the reading of the
+def _read_tables(lines: Sequence[str]) -> tuple[dict[str, dict[str, Side]],
+                                                dict[str, dict[str, Side]], str]:
+    """The sides of each layer in the runs and timed again, and the reading of the
     timings again ("median" or "paired"; "" without them)."""
+    runs: dict[str, dict[str, Side]] = {}
+    again: dict[str, dict[str, Side]] = {}
     deployed, view = False, ""
     for i, line in enumerate(lines):
         if line.startswith(DEPLOYED):
@@ -122,19 +122,20 @@ def _read_tables(lines: Sequence[str], path: Path, runs: dict[str, dict[str, Sid
             view = "paired"
         elif line.startswith(RUNS_TABLE) and not deployed:
             for c in _rows(lines, i):
-                if len(c) < 9:
-                    raise ReportError(f"{path}: a runs row has an unexpected form: {c!r}")
-                runs.setdefault(c[0], {})[c[2]] = Side(cell_number(c[7]), float(c[8]),
+                in_all = cell_number(c[8]) if len(c) >= 9 else None
+                if in_all is None:
+                    raise ReportError(f"a runs row has an unexpected form: {c!r}")
+                runs.setdefault(c[0], {})[c[2]] = Side(cell_number(c[7]), in_all,
                                                        cell_number(c[5]))
         elif line.startswith(AGAIN_TABLE):
             for c in _rows(lines, i):
                 if len(c) < 4:
-                    raise ReportError(f"{path}: a timed-again row has an unexpected form: {c!r}")
+                    raise ReportError(f"a timed-again row has an unexpected form: {c!r}")
                 got = runs.get(c[0], {}).get(c[1])
                 if got is not None:
                     again.setdefault(c[0], {})[c[1]] = Side(cell_number(c[3]), got.in_all,
                                                             cell_number(c[2]))
-    return view
+    return runs, again, view
 
 
 def speedup(a: Side, b: Side, layer: str) -> LayerSpeedup | None:

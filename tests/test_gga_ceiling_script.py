@@ -85,3 +85,9 @@ def test_a_file_that_is_no_turns_report_is_a_one_line_error(tmp_path, capsys):
     assert "has no targets table with first results" in err
     assert gc.main([str(tmp_path / "missing.md")]) == 2
     assert "cannot read" in capsys.readouterr().err
+    broken = tmp_path / "gga-turns.md"
+    broken.write_text(_report([RUNS[0].replace("| 6.0 |", "| n/a |"), RUNS[1]]))
+    assert gc.main([str(broken)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {broken}: ") and err.count("\n") == 1
+    assert "a table cell is not a number: 'n/a'" in err
