@@ -129,7 +129,8 @@ class Measurer(Protocol):
 
     def measure(self, space: Space, target: TargetInfo,
                 configs: Sequence[Config]) -> list[MeasureResult]:
-        """One result per config, in the same order."""
+        """One result per config, in the same order. A config may come more than once
+        (the loop's re-timings under ``tune --confirm``): each time is timed apart."""
 
     def close(self) -> None:
         """Release worker processes; called by whoever made the measurer, once it is done

@@ -401,10 +401,10 @@ class _Loop:
     def _retime(self, result: MeasureResult, known: dict[str, MeasureResult], run_id: int,
                 task_id: int, target_id: int) -> list[MeasureResult]:
         """Time ``result``'s config ``confirm`` times more, one measurement each, and store
-        them in the run (where they read as its re-timings)."""
-        again = []
-        for _ in range(self.options.confirm):
-            again += self._measure([result.config], run_id, task_id, target_id)
+        them in the run (where they read as its re-timings). They go to the measurer as one
+        batch of the same config, which a measurer may build once (``local`` does)."""
+        again = self._measure([result.config] * self.options.confirm, run_id, task_id,
+                              target_id)
         _keep_fastest(known, again)
         return again
 

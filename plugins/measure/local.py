@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import logging
@@ -112,14 +113,24 @@ class LocalMeasurer:
         builders, runner = self._pools(target)
         root = self._root
         assert root is not None
-        out_dirs = [root / f"kernel-{next(self._serial)}" for _ in configs]
+        # A config given more than once (the loop's re-timings under ``--confirm``) is
+        # built once and timed once per time given; its later results show no build.
+        unique = list({c.key: c for c in configs}.values())
+        out_dirs = [root / f"kernel-{next(self._serial)}" for _ in unique]
         common = {"schedule_fn": space.schedule_fn, "task": space.task.to_dict(),
                   "target": target.to_dict()}
         try:
-            built = builders.map(
+            built_once = builders.map(
                 [{**common, "config": c.to_dict(), "out_dir": str(d)}
-                 for c, d in zip(configs, out_dirs, strict=True)],
+                 for c, d in zip(unique, out_dirs, strict=True)],
                 self.build_timeout)
+            by_key = dict(zip((c.key for c in unique), built_once, strict=True))
+            seen: set[str] = set()
+            built = []
+            for c in configs:
+                b = by_key[c.key]
+                built.append(b if c.key not in seen else dataclasses.replace(b, seconds=0.0))
+                seen.add(c.key)
             results: list[MeasureResult | None] = [
                 None if b.reply and b.reply.get("status") == "ok" else _build_failure(c, b)
                 for c, b in zip(configs, built, strict=True)]

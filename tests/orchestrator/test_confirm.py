@@ -46,8 +46,10 @@ class LuckyFirstTimings:
 
     def __init__(self) -> None:
         self.timed: dict[str, int] = {}
+        self.batches: list[list[str]] = []
 
     def measure(self, space, target, configs):
+        self.batches.append([c.key for c in configs])
         out = []
         for c in configs:
             n = self.timed.get(c.key, 0)
@@ -99,6 +101,15 @@ def test_with_confirm_the_best_is_a_later_timing_and_retimings_are_not_trials(
     assert len(again) == s.retimed // 2 and all(len(v) == 2 for v in again.values())
     fastest = min(trials, key=lambda r: toy_latency(r.config)).config
     assert fastest.key in again and s.best.config == fastest
+
+
+def test_the_retimings_of_a_config_go_to_the_measurer_as_one_batch(lucky, db, toy_target):
+    """So that a measurer may build the config once for all of them (``local`` does)."""
+    m, plugins = lucky
+    s = run(plugins, db, toy_target, trials=24, seed=1, confirm=3)
+    retimings = [b for b in m.batches if len(b) == 3 and len(set(b)) == 1]
+    assert s.retimed > 0 and len(retimings) * 3 == s.retimed
+    assert sum(len(b) for b in m.batches) == 24 + s.retimed
 
 
 def test_a_confirmed_run_resumes_with_its_confirmed_best(lucky, toy_plugin, db, toy_target):

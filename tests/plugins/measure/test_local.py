@@ -130,6 +130,20 @@ def test_kernel_hang(batch: dict[str, MeasureResult]) -> None:
     assert r.run_seconds >= 4 + 1
 
 
+def test_a_config_given_twice_is_built_once_and_timed_twice(
+        measurer: LocalMeasurer, target: TargetInfo) -> None:
+    """The loop's re-timings under ``--confirm`` come as one batch of the same config."""
+    ok, bad = helpers.config("ok"), helpers.config("error")
+    results = measurer.measure(helpers.space(), target, [ok, bad, ok, bad])
+    assert [r.config for r in results] == [ok, bad, ok, bad]
+    first, again = results[0], results[2]
+    assert first.status is again.status is MeasureStatus.OK, (first.error, again.error)
+    assert first.build_seconds > 0 and again.build_seconds == 0  # built once
+    assert again.run_seconds > 0 and len(again.latencies) == REPEAT
+    assert [r.status for r in results[1::2]] == [MeasureStatus.BUILD_ERROR] * 2
+    assert results[3].error == "RuntimeError: the meaningful last line"
+
+
 def test_workers_are_reused_then_closed(batch: dict[str, MeasureResult],
                                         measurer: LocalMeasurer, target: TargetInfo) -> None:
     """After the batch's crashes the workers were replaced; now they are reused as they are."""
