@@ -19,7 +19,6 @@ and the medians of the two ways' latencies, which should agree (the same kernel)
 from __future__ import annotations
 
 import argparse
-import random
 import statistics
 import sys
 import time
@@ -30,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from machine import machine_header, write_report  # noqa: E402
 from paired import paired_ratio  # noqa: E402
+from reproduce_tuna import draw_sample  # noqa: E402
 
 from orchestrator.errors import OrchestratorError  # noqa: E402
 from orchestrator.loop import TuneOptions, build_space  # noqa: E402
@@ -69,19 +69,6 @@ def retime(measurer, space: Space, target: TargetInfo, config: Config, times: in
     return seconds, statistics.median(ok) if ok else None
 
 
-def draw(space: Space, count: int, seed: int) -> list[Config]:
-    """``count`` distinct configs of ``space`` drawn with its own sampler."""
-    rng = random.Random(f"{seed}:{space.task.key}")
-    found: dict[str, Config] = {}
-    for _ in range(count * 50):
-        if len(found) >= count:
-            break
-        c = space.sample(rng)
-        if c is not None:
-            found.setdefault(c.key, c)
-    return list(found.values())
-
-
 def measure(tasks: list[Task], configs: int, times: int, seed: int) -> list[Sample]:
     """Both ways for ``configs`` configs of each task, on one local measurer."""
     plugins = load_plugins()
@@ -91,7 +78,7 @@ def measure(tasks: list[Task], configs: int, times: int, seed: int) -> list[Samp
     try:
         for task in tasks:
             _, space = build_space(plugins, task, target, TuneOptions())
-            drawn = draw(space, configs, seed)
+            drawn = draw_sample(space, configs, seed)
             measurer.measure(space, target, drawn[:1])  # workers warm, task data made
             for i, config in enumerate(drawn):
                 order = WAYS if i % 2 == 0 else WAYS[::-1]
