@@ -26,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from machine import write_or_print  # noqa: E402
 from speedup_mean import (  # noqa: E402
     TIME_TARGETS, LayerSpeedup, MeanSpeedup, mean_speedup)
 
@@ -302,11 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         header += [f"Left out, written before the reports gave first results: "
                    f"{', '.join(p.parent.name for p in older)}.", ""]
     text = "\n".join(header + summary(reports)) + "\n"
-    if args.out:
-        args.out.write_text(text)
-        print(f"report: {args.out}")
-    else:
-        print(text, end="")
+    write_or_print(args.out, text)
     return 0
 
 

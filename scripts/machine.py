@@ -80,3 +80,14 @@ def write_report(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     print(text)
+
+
+def write_or_print(path: Path | None, text: str) -> None:
+    """Write a report read from other reports to ``path`` (its folder made if needed) and
+    name the file; print the text itself when no path is given."""
+    if path is None:
+        print(text, end="")
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    print(f"report: {path}")

@@ -29,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from gga_ceiling import ReportError, cell_number, report_lines, report_machine  # noqa: E402
+from machine import write_or_print  # noqa: E402
 from speedup_mean import LayerSpeedup, MeanSpeedup, mean_speedup, over_seeds  # noqa: E402
 
 RUNS_TABLE = "| layer | match | searcher | trials | best GFLOPS | / xgb | trials to 95% |"
@@ -300,11 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if p.view == "runs" and p.layer_runs:
             lines.append(f"- `{p.options}`: {', '.join(p.reports)}")
     text = "\n".join(lines) + "\n"
-    if args.out:
-        args.out.write_text(text)
-        print(f"report: {args.out}")
-    else:
-        print(text, end="")
+    write_or_print(args.out, text)
     return 0
 
 
