@@ -7,7 +7,8 @@ own second at which any run on the layer had a result) and each searcher's secon
 the 95% mark, before and after, with the ratio before / after (above 1: sooner after).
 Over every layer of every pair it gives the median ratio with its distribution-free
 interval (``paired.median_interval``) and how many layers were sooner after. A searcher's
-ratio is left out where it never reached the mark in either report.
+ratio is left out ("-" and not counted) unless it reached the mark in both reports, so a
+layer it reached in one report only shows in the table and not in the median.
 
     python scripts/turns_before_after.py \\
         --pair docs/results/gga-znver3-unseen4-c3-s0/gga-turns.md \\
@@ -28,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gga_ceiling import LayerRow, Report, ReportError, read_report  # noqa: E402
+from gga_ceiling import LayerRow, Report, ReportError, View, read_report  # noqa: E402
 from machine import write_or_print  # noqa: E402
 from paired import median_interval  # noqa: E402
 
@@ -56,7 +57,7 @@ class LayerPair:
         return b / a if b is not None and a is not None and b > 0 and a > 0 else None
 
 
-def _view(report: Report, view: str):
+def _view(report: Report, view: str) -> View:
     found = [v for v in report.views if v.name == view]
     if not found:
         raise ReportError(f"{report.path} has no {view!r} targets table "
@@ -66,7 +67,7 @@ def _view(report: Report, view: str):
 
 def pair_layers(number: int, before: Report, after: Report, view: str) -> list[LayerPair]:
     """The layers of one pair of reports, in the first report's order; :class:`ReportError`
-    when the two reports do not hold the same layers."""
+    when the two reports do not hold the same layers or name different machines."""
     b, a = _view(before, view), _view(after, view)
     b_rows = {r.layer: r for r in b.rows}
     a_rows = {r.layer: r for r in a.rows}
@@ -141,7 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"Written by `scripts/turns_before_after.py` (view: {args.view}); it measures nothing. "
         f"Machine, as the reports name it: {machine}; each report names its Python, apache-tvm "
         "and TVM_NUM_THREADS. Seconds are each run's own clock; a ratio is before over after "
-        "(above 1: sooner after); the interval holds the median ratio (order statistics).", "",
+        "(above 1: sooner after); the interval holds the median ratio (order statistics). A "
+        "ratio is left out (\"-\") unless the searcher reached the mark in both reports.", "",
         "Pairs:", "", *named, "", *table(pairs), "", *summary(pairs)]) + "\n"
     write_or_print(args.out, text)
     return 0

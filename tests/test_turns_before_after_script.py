@@ -49,6 +49,7 @@ def test_the_report_has_a_row_per_layer_and_a_median_per_quantity(tmp_path):
                     "--out", str(out)]) == 0
     text = out.read_text()
     assert "Machine, as the reports name it: AMD EPYC (znver3, AVX2)" in text
+    assert 'A ratio is left out ("-") unless the searcher reached the mark in both' in text
     assert ("| 1 | a | 4.0 / 2.0 | 2.00x | 4.0 / 2.0 | 2.00x | 40.0 / 40.0 | 1.00x | "
             "8.0 / 16.0 | 0.50x |") in text
     assert "| 2 | b | 3.0 / 2.0 | 1.50x | 6.0 / 12.0 | 0.50x | 30.0 / 15.0 | 2.00x | - / - | - |" \
