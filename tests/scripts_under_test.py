@@ -27,3 +27,28 @@ def smoke_report(script: ModuleType, out: Path) -> str:
     text = out.read_text()
     assert "Smoke run (CI)" in text
     return text
+
+
+TURNS_TABLE = ("| layer | gga / xgb seconds to 95% | speed-up (>= 5x) | ga seconds | speed-up over "
+               "ga (>= 3x) | gga final / xgb (>= 0.98) | first result (s) | reachable: 5x xgb, "
+               "3x ga |")
+
+
+def turns_report(runs_rows: list[str], again_rows: list[str] | None = None,
+                 machine: str = "AMD EPYC (znver4, AVX-512)") -> str:
+    """A ``gga_turns.py`` report cut down to what the scripts that read reports use: the
+    machine, the batch size, the targets tables (in the runs and, given ``again_rows``,
+    timed again) and gga's means under each."""
+    lines = ["# GGA leave-one-out, searchers taking turns on the machine", "",
+             f"- Machine: {machine}, 2 cores available, x86_64", "",
+             "Budgets: xgb 500, gga 300, ga 300 trials; seed 2; batches of 2.", "",
+             TURNS_TABLE, "|---|---|---|---|---|---|---|---|", *runs_rows, "",
+             "- gga over xgb: geometric mean 2.00x [1.00, 4.00] over 2 layers, undecided.",
+             "- gga over ga: geometric mean <= 1.50x [1.00, 2.00] over 2 layers, undecided.", ""]
+    if again_rows is not None:
+        lines += ["## The configs the runs reported, timed again (`--deployed`)", "",
+                  TURNS_TABLE, "|---|---|---|---|---|---|---|---|", *again_rows, "",
+                  "- gga over xgb: geometric mean 1.20x [1.00, 1.50] over 2 layers, not met.",
+                  ""]
+    return "\n".join(lines)
+

@@ -6,25 +6,7 @@ import math
 
 import pytest
 
-from tests.scripts_under_test import load_script
-
-HEADER = ("| layer | gga / xgb seconds to 95% | speed-up (>= 5x) | ga seconds | speed-up over "
-          "ga (>= 3x) | gga final / xgb (>= 0.98) | first result (s) | reachable: 5x xgb, 3x ga |")
-
-
-def _report(runs_rows: list[str], again_rows: list[str] | None = None) -> str:
-    lines = ["# GGA leave-one-out, searchers taking turns on the machine", "",
-             "- Machine: AMD EPYC (znver4, AVX-512), 2 cores available, x86_64", "",
-             "Budgets: xgb 500, gga 300, ga 300 trials; seed 2; batches of 2.", "",
-             HEADER, "|---|---|---|---|---|---|---|---|", *runs_rows, "",
-             "- gga over xgb: geometric mean 2.00x [1.00, 4.00] over 2 layers, undecided.",
-             "- gga over ga: geometric mean <= 1.50x [1.00, 2.00] over 2 layers, undecided.", ""]
-    if again_rows is not None:
-        lines += ["## The configs the runs reported, timed again (`--deployed`)", "",
-                  HEADER, "|---|---|---|---|---|---|---|---|", *again_rows, "",
-                  "- gga over xgb: geometric mean 1.20x [1.00, 1.50] over 2 layers, not met.",
-                  ""]
-    return "\n".join(lines)
+from tests.scripts_under_test import load_script, turns_report
 
 
 RUNS = ["| [a](turns-a.png) | 2.0 / 20.0 | 10.0x | 6.0 | 3.0x | 1.000 | 1.0 | yes, yes |",
@@ -37,7 +19,7 @@ def test_a_report_is_read_into_its_views_with_each_layers_seconds_and_ggas_means
     gc = load_script("gga_ceiling")
     path = tmp_path / "set" / "gga-turns.md"
     path.parent.mkdir()
-    path.write_text(_report(RUNS, AGAIN))
+    path.write_text(turns_report(RUNS, AGAIN))
     rep = gc.read_report(path)
     assert (rep.machine, rep.batch) == ("AMD EPYC (znver4, AVX-512)", 2)
     runs, again = rep.views
@@ -54,7 +36,7 @@ def test_the_summary_gives_each_view_its_ceiling_and_ggas_share_of_it(tmp_path, 
     gc = load_script("gga_ceiling")
     path = tmp_path / "set" / "gga-turns.md"
     path.parent.mkdir()
-    path.write_text(_report(RUNS, AGAIN))
+    path.write_text(turns_report(RUNS, AGAIN))
     older = tmp_path / "old" / "gga-turns.md"
     older.parent.mkdir()
     older.write_text("| layer | gga / xgb seconds to 95% | speed-up (>= 5x) |\n|---|---|---|\n")
@@ -86,7 +68,7 @@ def test_a_file_that_is_no_turns_report_is_a_one_line_error(tmp_path, capsys):
     assert gc.main([str(tmp_path / "missing.md")]) == 2
     assert "cannot read" in capsys.readouterr().err
     broken = tmp_path / "gga-turns.md"
-    broken.write_text(_report([RUNS[0].replace("| 6.0 |", "| n/a |"), RUNS[1]]))
+    broken.write_text(turns_report([RUNS[0].replace("| 6.0 |", "| n/a |"), RUNS[1]]))
     assert gc.main([str(broken)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {broken}: ") and err.count("\n") == 1

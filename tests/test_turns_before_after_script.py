@@ -4,21 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scripts_under_test import load_script
+from tests.scripts_under_test import load_script, turns_report
 
-HEADER = ("| layer | gga / xgb seconds to 95% | speed-up (>= 5x) | ga seconds | speed-up over "
-          "ga (>= 3x) | gga final / xgb (>= 0.98) | first result (s) | reachable: 5x xgb, 3x ga |")
-MACHINE = "- Machine: AMD EPYC (znver3, AVX2), 2 cores available, x86_64"
+MACHINE = "AMD EPYC (znver3, AVX2)"
 
 
 def _write(path, rows, again=None, machine=MACHINE):
-    lines = ["# GGA turns", "", machine, "", "Budgets: seed 0; batches of 2.", "",
-             HEADER, "|---|---|---|---|---|---|---|---|", *rows, ""]
-    if again is not None:
-        lines += ["## The configs the runs reported, timed again (`--deployed`)", "",
-                  HEADER, "|---|---|---|---|---|---|---|---|", *again, ""]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines))
+    path.write_text(turns_report(rows, again, machine))
     return path
 
 
@@ -85,7 +78,7 @@ def test_reports_of_different_turns_are_a_one_line_error(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert "hold different layers (a, b against a): give two reports of the same turns" in err
     elsewhere = _write(tmp_path / "e" / "gga-turns.md", AFTER,
-                       machine="- Machine: AMD EPYC (znver4, AVX-512), 2 cores available")
+                       machine="AMD EPYC (znver4, AVX-512)")
     assert ba.main(["--pair", str(b), str(elsewhere)]) == 2
     assert "compare turns made on the same machine" in capsys.readouterr().err
     assert ba.main(["--pair", str(b), str(tmp_path / "missing.md")]) == 2
