@@ -67,7 +67,7 @@ def _view(report: Report, view: str) -> View:
 
 def pair_layers(number: int, before: Report, after: Report, view: str) -> list[LayerPair]:
     """The layers of one pair of reports, in the first report's order; :class:`ReportError`
-    when the two reports do not hold the same layers or name different machines."""
+    when the two reports do not hold the same layers."""
     b, a = _view(before, view), _view(after, view)
     b_rows = {r.layer: r for r in b.rows}
     a_rows = {r.layer: r for r in a.rows}
@@ -75,9 +75,6 @@ def pair_layers(number: int, before: Report, after: Report, view: str) -> list[L
         raise ReportError(f"{before.path} and {after.path} hold different layers "
                           f"({', '.join(sorted(b_rows))} against {', '.join(sorted(a_rows))}): "
                           "give two reports of the same turns")
-    if before.machine != after.machine:
-        raise ReportError(f"{before.path} ran on {before.machine} and {after.path} on "
-                          f"{after.machine}: compare turns made on the same machine")
     return [LayerPair(number, r.layer, r, a_rows[r.layer]) for r in b.rows]
 
 
@@ -128,10 +125,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for i, (b, a) in enumerate(args.pair, start=1):
             before, after = read_report(b), read_report(a)
-            if machine and before.machine != machine:
-                raise ReportError(f"{b} ran on {before.machine}, the first pair on {machine}: "
-                                  "compare turns made on one machine")
-            machine = before.machine
+            machine = machine or before.machine
+            for r in (before, after):  # every report, of every pair, on one machine
+                if r.machine != machine:
+                    raise ReportError(f"{r.path} ran on {r.machine}, {args.pair[0][0]} on "
+                                      f"{machine}: compare turns made on the same machine")
             pairs += pair_layers(i, before, after, args.view)
     except ReportError as e:
         print(f"error: {e}", file=sys.stderr)
