@@ -17,8 +17,11 @@ timed it again), over the configs with at least ``--min-timings`` timings:
 - "span > 5%": the share of configs whose fastest timing is more than 1/0.95 of their
   slowest.
 
-The timings include whatever the machine did while they ran, spells that every config
-timed in the same round shares among them (``deployed_states.py`` reads those).
+The timings include whatever the machine did while they ran. Where a database's runs
+timed their configs side by side in rounds (``deployed``, ``remeasure``), "round state
+out" reads "high" and "span > 5%" again with each timing divided by its round's state
+(:func:`round_states`), so that a spell every config of a round shared drops out
+(``deployed_states.py`` tests whether the finals' ratios follow those states).
 
     python scripts/timing_spread.py /work/gga/unseen4-z3-c3b-s0 /work/gga/unseen4-z3-c3b-s1 \\
         --out docs/results/gga-znver3-unseen4-c3b-spread/timing-spread.md
