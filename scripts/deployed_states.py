@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gga_turns as gt  # noqa: E402
 import reproduce_gga as rg  # noqa: E402
 from gga_seeds import check_turns_dirs, turns_parser  # noqa: E402
+from paired import round_states  # noqa: E402
 
 from plugins.tuna.metrics import ranks, spearman  # noqa: E402
 
@@ -59,23 +60,6 @@ class Halves:
     fast: float
     p: float
     rounds: int
-
-
-def round_states(speeds: Sequence[Sequence[float | None]]) -> list[float | None]:
-    """Each round's state from the speeds, round by round, of configs other than those
-    compared: the median over them of the round's speed over the config's median speed
-    (None for a round where none of them has a timing)."""
-    rounds = max((len(s) for s in speeds), default=0)
-    rel: list[list[float]] = [[] for _ in range(rounds)]
-    for s in speeds:
-        timed = [v for v in s if v]
-        if not timed:
-            continue
-        mid = statistics.median(timed)
-        for i, v in enumerate(s):
-            if v:
-                rel[i].append(v / mid)
-    return [statistics.median(r) if r else None for r in rel]
 
 
 def _gap(ratios: Sequence[float], slow: Sequence[int], fast: Sequence[int]) -> float:

@@ -70,3 +70,21 @@ def paired_ratio(latencies: Sequence[float | None], reference: Sequence[float | 
         return None
     low, high, level = median_interval(ratios, confidence)
     return PairedRatio(statistics.median(ratios), low, high, level, len(ratios))
+
+
+def round_states(speeds: Sequence[Sequence[float | None]]) -> list[float | None]:
+    """Each round's state from configs' speeds timed side by side, round by round (None
+    where a round failed): the median over the configs of the round's speed over the
+    config's own median speed, what the machine did to every config of the round (None
+    for a round where none of them has a timing)."""
+    rounds = max((len(s) for s in speeds), default=0)
+    rel: list[list[float]] = [[] for _ in range(rounds)]
+    for s in speeds:
+        timed = [v for v in s if v]
+        if not timed:
+            continue
+        mid = statistics.median(timed)
+        for i, v in enumerate(s):
+            if v:
+                rel[i].append(v / mid)
+    return [statistics.median(r) if r else None for r in rel]

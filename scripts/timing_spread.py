@@ -20,7 +20,7 @@ timed it again), over the configs with at least ``--min-timings`` timings:
 The timings include whatever the machine did while they ran. Where a database's runs
 timed their configs side by side in rounds (``deployed``, ``remeasure``), "round state
 out" reads "high" and "span > 5%" again with each timing divided by its round's state
-(:func:`round_states`), so that a spell every config of a round shared drops out
+(``paired.round_states``), so that a spell every config of a round shared drops out
 (``deployed_states.py`` tests whether the finals' ratios follow those states).
 
     python scripts/timing_spread.py /work/gga/unseen4-z3-c3b-s0 /work/gga/unseen4-z3-c3b-s1 \\
@@ -41,6 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from machine import machine_header, write_or_print  # noqa: E402
+from paired import round_states  # noqa: E402
 
 from history.models import RunRow  # noqa: E402
 from history.store import HistoryStore  # noqa: E402
@@ -91,20 +92,6 @@ class Spread:
     steady: tuple[ConfigTimings, ...] | None  # each timing over its round's state
 
 
-def round_states(timings: Sequence[Sequence[float | None]]) -> list[float | None]:
-    """Per round of a side-by-side run, the median over its configs of each config's speed
-    in that round over the config's median speed: what the machine's state did to every
-    config timed in the round (None for a round with no timing)."""
-    medians = [statistics.median(ok) if (ok := [x for x in t if x is not None]) else None
-               for t in timings]
-    states = []
-    for i in range(max(len(t) for t in timings)):
-        ratios = [t[i] / m for t, m in zip(timings, medians)
-                  if m and i < len(t) and t[i] is not None]
-        states.append(statistics.median(ratios) if ratios else None)
-    return states
-
-
 def _kept(speeds: Sequence[float | None], key: str, min_timings: int) -> ConfigTimings | None:
     ok = tuple(x for x in speeds if x is not None)
     return ConfigTimings(key, ok) if len(ok) >= min_timings else None
@@ -115,7 +102,7 @@ def config_timings(db: Path, layer: str, min_timings: int
     """Each config of ``layer`` in ``db`` with at least ``min_timings`` successful timings
     in one run; and, where every such run timed its configs side by side in rounds (a
     ``remeasure`` run, which records each config's timings in round order), the same with
-    each timing divided by its round's state (:func:`round_states`), else None for those.
+    each timing divided by its round's state (``paired.round_states``), else None for those.
     None where ``db`` holds no task of that name (a searcher's database also holds the
     history it was seeded with)."""
     try:
@@ -153,9 +140,9 @@ def read_work(work: Path, db_names: Sequence[str], min_timings: int) -> list[Spr
                                 f"directory")
     found = []
     for turns in sorted(work.glob("*/turns")):
+        layer = turns.parent.name
         for name in db_names:
             db = turns / f"{name}.db"
-            layer = turns.parent.name
             if db.exists() and (got := config_timings(db, layer, min_timings)) is not None:
                 plain, steady = got
                 found.append(Spread(work, layer, name, tuple(plain),
