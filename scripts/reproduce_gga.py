@@ -520,7 +520,11 @@ def curve(db: Path, task: Task, searcher: str, trials: int, confirmed: bool = Fa
     """The first ``trials`` trials of the newest ``searcher`` run of ``task`` in ``db``.
 
     ``confirmed``: the run timed each new best again (``TuneOptions.confirm``); a config
-    then counts towards best-so-far only by its re-timings, at the trial it was picked.
+    then counts towards best-so-far only by its re-timings, at the trial it was picked,
+    and only once they are all in: by the median of all of them, as the run's own
+    confirmed best is, never of their first one or two (the loop stores a config's
+    re-timings one after the other, so they end where the next record is of another
+    config).
     """
     if not db.exists():
         return Curve((), ())
@@ -549,17 +553,19 @@ def curve(db: Path, task: Task, searcher: str, trials: int, confirmed: bool = Fa
             reported.pop()
         reported.append((len(best) - 1, config))
 
-    for rec in records:
+    for i, rec in enumerate(records):
         r, elapsed = rec.result, _elapsed(rec.created_at, started)
         if r.config.key in again:  # a re-timing of a trial already read
             again[r.config.key].append(r)
             retimed += 1
+            last = rec.created_at
+            if i + 1 < len(records) and records[i + 1].result.config.key == r.config.key:
+                continue  # more re-timings of this config follow
             c = confirm.confirmed(again[r.config.key])
             if confirmed and c is not None and c.gflops(task.flops) > top:
                 top, top_config = c.gflops(task.flops), c.config
                 best[-1], seconds[-1] = top, elapsed
                 report(c.config)
-            last = rec.created_at
             continue
         if len(best) >= trials:
             break

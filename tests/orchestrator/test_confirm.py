@@ -40,11 +40,13 @@ def test_a_confirmed_result_pools_only_the_retimings_and_ignores_failures():
 
 class LuckyFirstTimings:
     """A measurer of the toy landscape whose first timing of every config is twice as fast
-    as the config runs (the winner's curse, made certain); later timings are true."""
+    as the config runs (the winner's curse, made certain); later timings are true.
+    ``lucky``: how many of a config's first timings are so (1: the one that picked it)."""
 
     name = "lucky"
 
-    def __init__(self) -> None:
+    def __init__(self, lucky: int = 1) -> None:
+        self.lucky = lucky
         self.timed: dict[str, int] = {}
         self.batches: list[list[str]] = []
 
@@ -54,7 +56,7 @@ class LuckyFirstTimings:
         for c in configs:
             n = self.timed.get(c.key, 0)
             self.timed[c.key] = n + 1
-            lat = toy_latency(c) * (0.5 if n == 0 else 1.0)
+            lat = toy_latency(c) * (0.5 if n < self.lucky else 1.0)
             out.append(MeasureResult(c, MeasureStatus.OK, (lat,) * 3, measurer=self.name))
         return out
 

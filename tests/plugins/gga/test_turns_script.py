@@ -468,35 +468,48 @@ def test_smoke_run_takes_turns_on_real_builds_and_reports(tmp_path):
         assert ticks[-1].trials == 16 and ticks[-1].seconds > 0
 
 
-def test_a_confirmed_curve_counts_a_config_by_its_retimings_at_the_trial_that_picked_it(
-        tmp_path, toy_plugin, toy_target):
+def _lucky_run(tmp_path, toy_plugin, toy_target, confirm: int, lucky: int):
+    """A 24-trial random run of the toy task under ``tune --confirm``, timed by a
+    measurer whose first ``lucky`` timings of each config are twice as fast as it runs:
+    the run's summary, its database and its confirmed curve."""
     from orchestrator.loop import tune
-    from orchestrator.testing import TOY_TASK, toy_latency
+    from orchestrator.manager import load_plugins
+    from orchestrator.testing import TOY_TASK
     from tests.orchestrator.test_confirm import LuckyFirstTimings
 
-    m = LuckyFirstTimings()
+    m = LuckyFirstTimings(lucky)
 
     class Plugin:
         @hookimpl
         def orchestrator_add_measurers(self, registry):
             registry.add("lucky", lambda: m)
 
-    from orchestrator.manager import load_plugins
     plugins = load_plugins(extra=[("toy", toy_plugin), ("lucky", Plugin())], autoload=False)
     db = tmp_path / "runs.db"
     s = tune(TOY_TASK, target=toy_target, db=db, plugins=plugins, searcher="random",
-             measurer="lucky", space_generator="toy", trials=24, seed=1, confirm=1)
+             measurer="lucky", space_generator="toy", trials=24, seed=1, confirm=confirm)
+    return s, db, load_script("reproduce_gga").curve(db, TOY_TASK, "random", 24, confirmed=True)
+
+
+def _gflops(latency: float) -> float:
+    from orchestrator.testing import TOY_TASK
+    return TOY_TASK.flops / latency / 1e9
+
+
+def test_a_confirmed_curve_counts_a_config_by_its_retimings_at_the_trial_that_picked_it(
+        tmp_path, toy_plugin, toy_target):
+    from orchestrator.testing import TOY_TASK, toy_latency
+
+    s, db, sure = _lucky_run(tmp_path, toy_plugin, toy_target, confirm=1, lucky=1)
     rg = load_script("reproduce_gga")
-    gflops = lambda lat: TOY_TASK.flops / lat / 1e9  # noqa: E731
-    sure = rg.curve(db, TOY_TASK, "random", 24, confirmed=True)
     plain = rg.curve(db, TOY_TASK, "random", 24)
     assert len(sure.best) == len(plain.best) == 24  # re-timings are not trials
-    assert sure.final == pytest.approx(gflops(s.best.latency)) and sure.best_config == s.best.config
+    assert sure.final == pytest.approx(_gflops(s.best.latency)) and sure.best_config == s.best.config
     assert plain.final == pytest.approx(2 * sure.final)  # the lucky first timing
     assert all(a <= b for a, b in zip(sure.best, sure.best[1:]))
     # the config counts from the trial that picked it (its batch's last), at its true speed
     first = sure.best.index(sure.final)
-    assert first % 8 == 7 and sure.best[first] == pytest.approx(gflops(toy_latency(s.best.config)))
+    assert first % 8 == 7 and sure.best[first] == pytest.approx(_gflops(toy_latency(s.best.config)))
     assert rg.curve(db, TOY_TASK, "random", 8, confirmed=True).final == sure.best[7]
     # either reading counts the run's re-timings and its fastest first timing
     assert sure.retimed == plain.retimed == s.retimed > 0
@@ -509,6 +522,23 @@ def test_a_confirmed_curve_counts_a_config_by_its_retimings_at_the_trial_that_pi
         assert all(at[i] is None for i in range(c.reported[0][0]))
     assert sure.reported[-1][0] == first
     assert sure.fastest_first == plain.fastest_first == pytest.approx(plain.final)
+
+
+def test_a_confirmed_curve_counts_a_config_by_all_its_retimings_not_a_lucky_first_few(
+        tmp_path, toy_plugin, toy_target):
+    from orchestrator.testing import toy_latency
+
+    # the first timing and the first re-timing of each config are lucky; the median of
+    # all three re-timings (the loop's confirmed latency) is the config's true speed
+    s, _, sure = _lucky_run(tmp_path, toy_plugin, toy_target, confirm=3, lucky=2)
+    assert s.retimed > 0 and sure.retimed == s.retimed
+    # the run's confirmed best is the true speed; so is the curve's, not the lucky one
+    assert s.best.latency == pytest.approx(toy_latency(s.best.config))
+    assert sure.final == pytest.approx(_gflops(s.best.latency)) and sure.best_config == s.best.config
+    # every config the curve reported counts at its true speed (an older reading took the
+    # median of the first re-timing alone, twice as fast)
+    assert all(sure.best[i] == pytest.approx(_gflops(toy_latency(cfg))) for i, cfg in sure.reported)
+    assert sure.final < sure.fastest_first / 1.5
 
 
 def test_the_confirm_section_shows_retimings_and_how_far_first_timings_sit_above(tmp_path):
