@@ -521,10 +521,9 @@ def curve(db: Path, task: Task, searcher: str, trials: int, confirmed: bool = Fa
 
     ``confirmed``: the run timed each new best again (``TuneOptions.confirm``); a config
     then counts towards best-so-far only by its re-timings, at the trial it was picked,
-    and only once they are all in: by the median of all of them, as the run's own
-    confirmed best is, never of their first one or two (the loop stores a config's
-    re-timings one after the other, so they end where the next record is of another
-    config).
+    and only once they are all in: by the median of all the run's re-timings of it
+    (:func:`orchestrator.confirm.split_retimings`), as the run's own confirmed best is,
+    never of their first one or two.
     """
     if not db.exists():
         return Curve((), ())
@@ -553,13 +552,14 @@ def curve(db: Path, task: Task, searcher: str, trials: int, confirmed: bool = Fa
             reported.pop()
         reported.append((len(best) - 1, config))
 
-    for i, rec in enumerate(records):
+    all_again = confirm.split_retimings(rec.result for rec in records)[1]
+    for rec in records:
         r, elapsed = rec.result, _elapsed(rec.created_at, started)
         if r.config.key in again:  # a re-timing of a trial already read
             again[r.config.key].append(r)
             retimed += 1
             last = rec.created_at
-            if i + 1 < len(records) and records[i + 1].result.config.key == r.config.key:
+            if len(again[r.config.key]) < len(all_again[r.config.key]):
                 continue  # more re-timings of this config follow
             c = confirm.confirmed(again[r.config.key])
             if confirmed and c is not None and c.gflops(task.flops) > top:
