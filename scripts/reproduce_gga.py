@@ -544,7 +544,7 @@ def curve(db: Path, task: Task, searcher: str, trials: int, confirmed: bool = Fa
     top, top_config, last = 0.0, None, None
     fastest_first, retimed = 0.0, 0
     firsts: list[MeasureResult] = []
-    again: dict[str, list[MeasureResult]] = {}
+    read_again: dict[str, int] = {}  # per trial read, how many of its re-timings are read
     reported: list[tuple[int, Config]] = []
 
     def report(config: Config) -> None:
@@ -552,14 +552,14 @@ def curve(db: Path, task: Task, searcher: str, trials: int, confirmed: bool = Fa
             reported.pop()
         reported.append((len(best) - 1, config))
 
-    all_again = confirm.split_retimings(rec.result for rec in records)[1]
+    again = confirm.split_retimings(rec.result for rec in records)[1]
     for rec in records:
         r, elapsed = rec.result, _elapsed(rec.created_at, started)
-        if r.config.key in again:  # a re-timing of a trial already read
-            again[r.config.key].append(r)
+        if r.config.key in read_again:  # a re-timing of a trial already read
+            read_again[r.config.key] += 1
             retimed += 1
             last = rec.created_at
-            if len(again[r.config.key]) < len(all_again[r.config.key]):
+            if read_again[r.config.key] < len(again[r.config.key]):
                 continue  # more re-timings of this config follow
             c = confirm.confirmed(again[r.config.key])
             if confirmed and c is not None and c.gflops(task.flops) > top:
@@ -569,7 +569,7 @@ def curve(db: Path, task: Task, searcher: str, trials: int, confirmed: bool = Fa
             continue
         if len(best) >= trials:
             break
-        again[r.config.key] = []
+        read_again[r.config.key] = 0
         firsts.append(r)
         if r.status is MeasureStatus.OK:
             fastest_first = max(fastest_first, r.gflops(task.flops))
