@@ -32,7 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import reproduce_gga as rg  # noqa: E402  (sets TVM_NUM_THREADS before TVM loads)
-from first_configs import FirstConfigsError, RunTrials, read_run  # noqa: E402
+from first_configs import FirstConfigsError, RunTrials, Trial, read_run  # noqa: E402
 
 from sqlmodel import Session, select  # noqa: E402
 
@@ -46,6 +46,11 @@ NOT_RUNS = ("deployed", "remeasure", "runoff")
 # at the mark is too coarse to lead.
 MIN_TRIALS = 5
 INNERMOST = "innermost"
+
+
+def timed_at(t: Trial, level: float) -> bool:
+    """Whether the trial's first timing is at ``level`` (a failed trial never is)."""
+    return t.gflops is not None and t.gflops >= level
 
 
 @dataclass(frozen=True)
@@ -80,8 +85,7 @@ class Turns:
     @property
     def at_mark(self) -> int:
         level = rg.MARK * self.reference
-        return sum(1 for r in self.runs for t in r.trials
-                   if t.gflops is not None and t.gflops >= level)
+        return sum(timed_at(t, level) for r in self.runs for t in r.trials)
 
     def leader(self, knob: str) -> ValueCount | None:
         """The value of ``knob`` with the highest share at the mark (of those held by at
@@ -125,13 +129,13 @@ def count_values(runs: Sequence[RunTrials], mark: float = rg.MARK) -> tuple[Valu
             for knob, value in held_values(config):
                 key = (knob, json.dumps(value, separators=(",", ":")))
                 trials[key] += 1
-                top[key] += t.gflops is not None and t.gflops >= level
+                top[key] += timed_at(t, level)
     return tuple(ValueCount(k, v, n, top[(k, v)]) for (k, v), n in sorted(trials.items()))
 
 
 def made_with_confirm(work: Path, layer: str) -> bool:
-    """Whether xgb's newest run of ``layer`` in ``work`` was made with ``--confirm``, read
-    from the options its run recorded."""
+    """Whether xgb's newest run in the turns of ``layer`` in ``work`` was made with
+    ``--confirm``, read from the options the run recorded."""
     db = work / layer / "turns" / f"{rg.REFERENCE}.db"
     if not db.exists():
         raise FirstConfigsError(f"{db} does not exist: the mark is 95% of xgb's best in the "
@@ -161,8 +165,7 @@ def read_turns(work: Path, layer: str) -> Turns:
 
 def _first_at_mark(run: RunTrials) -> str:
     level = rg.MARK * run.reference
-    hit = next((t.number for t in run.trials if t.gflops is not None and t.gflops >= level),
-               None)
+    hit = next((t.number for t in run.trials if timed_at(t, level)), None)
     return "never" if hit is None else str(hit)
 
 
