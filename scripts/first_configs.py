@@ -57,6 +57,10 @@ class Trial:
     best: float  # the run's best so far (confirmed when read so)
     changed: dict[str, object]  # knobs set differently from trial 1, with their values
 
+    def timed_at(self, level: float) -> bool:
+        """Whether the first timing is at ``level`` GFLOPS (a failed trial never is)."""
+        return self.gflops is not None and self.gflops >= level
+
 
 @dataclass(frozen=True)
 class RunTrials:
@@ -70,6 +74,12 @@ class RunTrials:
     reached: tuple[int | None, float | None]  # (trial, own seconds) at the mark
     period: tuple[str, str] | None
     first_config: str = ""  # trial 1's config, canonical JSON
+
+    def first_timed_at(self, mark: float = rg.MARK) -> int | None:
+        """The number of the first trial whose first timing is at ``mark`` of the
+        reference, or None."""
+        level = mark * self.reference
+        return next((t.number for t in self.trials if t.timed_at(level)), None)
 
 
 def _open(db: Path) -> HistoryStore:
@@ -137,7 +147,7 @@ def _knobs(changed: dict[str, object]) -> str:
 
 def _row(t: Trial, level: float) -> str:
     speed = "failed: " + t.status if t.gflops is None else f"{t.gflops:.1f}"
-    at = "" if t.gflops is None else (" **at the mark**" if t.gflops >= level else "")
+    at = " **at the mark**" if t.timed_at(level) else ""
     knobs = "(the first config)" if t.number == 1 else (_knobs(t.changed) or "(none)")
     # A confirmed best is known only once its batch is confirmed: none yet is "-".
     best = f"{t.best:.1f}" if t.best > 0 else "-"
@@ -153,8 +163,7 @@ def section(run: RunTrials, first: int, mark: float = rg.MARK) -> list[str]:
     trial, secs = run.reached
     reached = (f"its best reached the mark at trial {trial}, {_secs(secs)} own seconds"
                if trial is not None else "its best never reached the mark")
-    at_mark = next((t.number for t in run.trials if t.gflops is not None and t.gflops >= level),
-                   None)
+    at_mark = run.first_timed_at(mark)
     lines = [f"## {run.layer}: {run.searcher} (run {run.run_id}, seed {run.seed}{period})", "",
              f"xgb's best in the same turns: {run.reference:.1f} GFLOPS; the mark "
              f"({mark:.0%}): {level:.1f}. Of {len(run.trials)} trials, {reached}; the first "

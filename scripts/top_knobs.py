@@ -32,7 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import reproduce_gga as rg  # noqa: E402  (sets TVM_NUM_THREADS before TVM loads)
-from first_configs import FirstConfigsError, RunTrials, Trial, read_run  # noqa: E402
+from first_configs import FirstConfigsError, RunTrials, read_run  # noqa: E402
 
 from sqlmodel import Session, select  # noqa: E402
 
@@ -46,11 +46,6 @@ NOT_RUNS = ("deployed", "remeasure", "runoff")
 # at the mark is too coarse to lead.
 MIN_TRIALS = 5
 INNERMOST = "innermost"
-
-
-def timed_at(t: Trial, level: float) -> bool:
-    """Whether the trial's first timing is at ``level`` (a failed trial never is)."""
-    return t.gflops is not None and t.gflops >= level
 
 
 @dataclass(frozen=True)
@@ -85,7 +80,7 @@ class Turns:
     @property
     def at_mark(self) -> int:
         level = rg.MARK * self.reference
-        return sum(timed_at(t, level) for r in self.runs for t in r.trials)
+        return sum(t.timed_at(level) for r in self.runs for t in r.trials)
 
     def leader(self, knob: str) -> ValueCount | None:
         """The value of ``knob`` with the highest share at the mark (of those held by at
@@ -129,7 +124,7 @@ def count_values(runs: Sequence[RunTrials], mark: float = rg.MARK) -> tuple[Valu
             for knob, value in held_values(config):
                 key = (knob, json.dumps(value, separators=(",", ":")))
                 trials[key] += 1
-                top[key] += timed_at(t, level)
+                top[key] += t.timed_at(level)
     return tuple(ValueCount(k, v, n, top[(k, v)]) for (k, v), n in sorted(trials.items()))
 
 
@@ -163,12 +158,6 @@ def read_turns(work: Path, layer: str) -> Turns:
     return Turns(work.name, runs, count_values(runs), confirmed)
 
 
-def _first_at_mark(run: RunTrials) -> str:
-    level = rg.MARK * run.reference
-    hit = next((t.number for t in run.trials if timed_at(t, level)), None)
-    return "never" if hit is None else str(hit)
-
-
 def turns_section(turns: Turns, shown: int = 3) -> list[str]:
     level = rg.MARK * turns.reference
     best = "confirmed best" if turns.confirmed else "best"
@@ -176,7 +165,8 @@ def turns_section(turns: Turns, shown: int = 3) -> list[str]:
              f"xgb's {best} {turns.reference:.1f} GFLOPS, the mark {level:.1f}; "
              f"{turns.at_mark} of {turns.trials} trials at it, first timings. "
              "First trial timed at the mark: "
-             + ", ".join(f"{r.searcher} {_first_at_mark(r)}" for r in turns.runs) + ".", "",
+             + ", ".join(f"{r.searcher} {r.first_timed_at() or 'never'}"
+                         for r in turns.runs) + ".", "",
              f"| knob | value: trials, at the mark (share); the {shown} highest shares |",
              "|---|---|"]
     for knob in sorted({c.knob for c in turns.counts}):
