@@ -82,10 +82,15 @@ class RunTrials:
         return next((t.number for t in self.trials if t.timed_at(level)), None)
 
 
-def _open(db: Path) -> HistoryStore:
+MISSING_RUN = ("give a gga_turns --work directory, a layer it ran and a searcher that took "
+               "turns there")
+
+
+def open_turns_db(db: Path, missing: str = MISSING_RUN) -> HistoryStore:
+    """The database of one run that took turns; a one-line error saying ``missing`` (what
+    to give instead) where it does not exist."""
     if not db.exists():
-        raise FirstConfigsError(f"{db} does not exist: give a gga_turns --work directory, a layer "
-                                f"it ran and a searcher that took turns there")
+        raise FirstConfigsError(f"{db} does not exist: {missing}")
     return HistoryStore.open(db, create=False)
 
 
@@ -108,7 +113,7 @@ def read_run(work: Path, layer: str, searcher: str, confirmed: bool,
     """Every trial of the newest run in ``WORK/<layer>/turns/<searcher>.db``."""
     turns = work / layer / "turns"
     db = turns / f"{searcher}.db"
-    store = _open(db)
+    store = open_turns_db(db)
     try:
         tid, task = _task(store, layer, db)
         runs = store.runs(where=[RunRow.task_id == tid], limit=1)

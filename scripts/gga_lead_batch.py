@@ -42,7 +42,6 @@ from history.similarity import iter_candidates  # noqa: E402
 from history.store import HistoryStore  # noqa: E402
 from orchestrator.components import SearchContext  # noqa: E402
 from orchestrator.loop import TuneOptions, build_space  # noqa: E402
-from orchestrator.result import MeasureResult  # noqa: E402
 from orchestrator.space import Config, Space  # noqa: E402
 from orchestrator.task import Task  # noqa: E402
 from paired import PairedRatio, paired_ratio  # noqa: E402
@@ -92,20 +91,6 @@ def sources(history: Any, space: Space, target: Any, configs: Sequence[Config]) 
     return tuple(found.get(c.key, "-") for c in configs)
 
 
-def own_best(exp: rg.Experiment, task: Task, dbs: Sequence[Path]) -> Config | None:
-    """The config of ``task``'s fastest successful record in ``dbs`` (None if none has one)."""
-    best: MeasureResult | None = None
-    for db in dbs:
-        store = HistoryStore.open(db, create=False)
-        try:
-            top = ss.own_best(store, task, exp)
-        finally:
-            store.close()
-        if top is not None and (best is None or top.latency < best.latency):
-            best = top
-    return None if best is None else best.config
-
-
 def fastest_per_round(lat: dict[str, list[float | None]], configs: Sequence[Config],
                       rounds: int) -> list[float | None]:
     """Round by round, the lowest latency among ``configs`` (None if all failed)."""
@@ -120,11 +105,12 @@ def measure_task(exp: rg.Experiment, task: Task, variants: Sequence[tuple[str, d
                  references: Sequence[Path], rounds: int, batch: int) -> TaskLeads | None:
     """Every variant's lead batch on ``task`` and the own best, timed side by side (or
     the timings kept from an earlier run); None without an own best."""
-    own = own_best(exp, task, [exp.db, *references])
-    if own is None:
+    top = ss.fastest_record(exp, task, [exp.db, *references])
+    if top is None:
         exp.log(f"{task.name}: no successful record of its own in {exp.db} or the "
                 "--reference databases; skipped")
         return None
+    own = top.config
     _, space = build_space(exp.plugins, task, exp.target,
                            TuneOptions(space_generator=exp.space_generator))
     store = HistoryStore.open(exp.db, create=False)

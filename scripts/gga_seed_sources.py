@@ -99,6 +99,21 @@ def own_best(store: HistoryStore, task: Task, exp: rg.Experiment) -> MeasureResu
     return top[0].result if top else None
 
 
+def fastest_record(exp: rg.Experiment, task: Task, dbs: Sequence[Path]) -> MeasureResult | None:
+    """``task``'s fastest successful record over the databases ``dbs`` (None if none has
+    one): the own best of a task tuned in several runs, each in its own database."""
+    best: MeasureResult | None = None
+    for db in dbs:
+        store = HistoryStore.open(db, create=False)
+        try:
+            top = own_best(store, task, exp)
+        finally:
+            store.close()
+        if top is not None and (best is None or top.latency < best.latency):
+            best = top
+    return best
+
+
 def _timings(path: Path, configs: Sequence[Config], rounds: int
              ) -> tuple[dict[str, list[float | None]], str] | None:
     """The kept timings of ``configs`` at ``path``, and when they were finished, if they

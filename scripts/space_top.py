@@ -10,8 +10,9 @@ so 5x needs xgb to miss the mark in its first four batches, which in batches of 
 happens with chance (1-p)^(4b). This draws ``--samples`` distinct valid configs per task
 with the space's own sampler (as xgb draws them) and times them against the task's
 fastest record in ``--db`` (timed again in every chunk of ``--chunk`` configs, in the
-same ``measure`` call): ``p`` is the share of drawn configs that built, ran and were at
-95% of the own best's median, with a Wilson 95% interval. From it, per task and over the
+same ``measure`` call; ``--db`` given once for each of several runs' databases, the
+fastest record over them): ``p`` is the share of drawn configs that built, ran and were
+at 95% of the own best's median, with a Wilson 95% interval. From it, per task and over the
 tasks: the chance that a first batch of random configs is at the mark, the chance that
 random draws leave room for 5x (3x over ga), and the expected ceiling, the geometric mean
 over tasks of exp(E[log k]) with k capped at xgb's random phase (``plan_size / b``
@@ -21,6 +22,9 @@ batches), what a searcher at the mark with its first batch would show on average
         --out docs/results/space-top-znver4
     python scripts/space_top.py --db /work/gga/unseen-xgb.db --shapes scripts/unseen_convs.json \\
         --seeds 0,1 --out docs/results/space-top-znver4-unseen
+    python scripts/space_top.py --shapes scripts/unseen_convs4.json --seeds 0,1 \\
+        $(for f in /work/gga/unseen4-z4-c3b-s*/*/turns/xgb.db; do echo --db $f; done) \\
+        --out docs/results/space-top-znver4-unseen4   # xgb's runs of gga_turns.py, pooled
     python scripts/space_top.py --smoke --out /tmp/space-top   # CI: a small real run
 
 Each seed's draws are drawn and timed apart and pooled in the report. Timings are kept in
@@ -47,7 +51,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import gga_seed_sources as ss  # noqa: E402
 import reproduce_gga as rg  # noqa: E402  (sets TVM_NUM_THREADS before TVM loads)
-from history.store import HistoryStore  # noqa: E402
 from orchestrator.loop import TuneOptions, build_space  # noqa: E402
 from orchestrator.space import Config, Space  # noqa: E402
 from orchestrator.task import Task  # noqa: E402
@@ -256,19 +259,17 @@ def _kept(path: Path, best: Config, drawn: Sequence[Config]) -> dict | None:
 
 
 def time_task(exp: rg.Experiment, task: Task, samples: int, chunk: int, measurer: object,
-              seeds: Sequence[int] = (0,)) -> TaskTop | None:
+              seeds: Sequence[int] = (0,), references: Sequence[Path] = ()) -> TaskTop | None:
     """Draw ``samples`` configs of ``task`` per seed and time them in chunks, each chunk
-    beside the own best (first in even chunks, last in odd ones), or read the kept
-    timings; None when ``exp.db`` holds no successful record of the task."""
+    beside the own best (its fastest record in ``exp.db`` and ``references``; first in
+    even chunks, last in odd ones), or read the kept timings; None when no database holds
+    a successful record of the task."""
     _, space = build_space(exp.plugins, task, exp.target,
                            TuneOptions(space_generator=exp.space_generator))
-    store = HistoryStore.open(exp.db, create=False)
-    try:
-        own = ss.own_best(store, task, exp)
-    finally:
-        store.close()
+    dbs = [exp.db, *references]
+    own = ss.fastest_record(exp, task, dbs)
     if own is None:
-        exp.log(f"{task.name}: no successful record of its own in {exp.db}; skipped")
+        exp.log(f"{task.name}: no successful record of its own in {_names(dbs)}; skipped")
         return None
     draws = tuple(_seed_draws(exp, space, own.config, samples, chunk, measurer, seed)
                   for seed in seeds)
@@ -304,6 +305,10 @@ def _seed_draws(exp: rg.Experiment, space: Space, best: Config, samples: int, ch
     return Draws(seed, tuple(_gflops(task, x) for x in data["best_latencies"]), tuple(drawn),
                  tuple(_gflops(task, x) for x in data["latencies"]), data["measured_at"],
                  data["chunk"])
+
+
+def _names(dbs: Sequence[Path]) -> str:
+    return ", ".join(f"`{db}`" for db in dbs)
 
 
 def _pct(x: float) -> str:
@@ -383,7 +388,8 @@ def summary(tops: Sequence[TaskTop], batch: int) -> list[str]:
 
 
 def report(exp: rg.Experiment, tops: Sequence[TaskTop], batch: int, samples: int,
-           header: str, command: str, smoke: bool = False) -> Path:
+           header: str, command: str, smoke: bool = False,
+           references: Sequence[Path] = ()) -> Path:
     when = sorted(d.measured_at for t in tops for d in t.draws)
     seeds = sorted({d.seed for t in tops for d in t.draws})
     lines = ["# The top of the space: random configs at the 95% mark", "", header, "",
@@ -395,7 +401,8 @@ def report(exp: rg.Experiment, tops: Sequence[TaskTop], batch: int, samples: int
         f"Each task's space is drawn from uniformly ({samples} distinct valid configs asked "
         f"for per seed, seeds {', '.join(map(str, seeds))}, `Space.sample` as xgb's random "
         f"phase draws), and each seed's draws are timed beside the task's fastest record in "
-        f"`{exp.db}`, timed again with every chunk of draws in the same measurer call. A "
+        f"{_names([exp.db, *references])}, timed again with every chunk of draws in the "
+        "same measurer call. A "
         "seed's mark is 95% of the own best's median GFLOPS over the timings beside its "
         "draws (the number of timings in brackets), as in the turns reports' timed-again "
         "view; p is the share of all seeds' draws at their mark (a draw that failed counts "
@@ -437,7 +444,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--db", help="history database holding each task's own tuning")
+    ap.add_argument("--db", action="append", default=[],
+                    help="history database holding each task's own tuning; repeat it for "
+                    "the databases of several runs, and each task's own best is its fastest "
+                    "record over them")
     ap.add_argument("--layers", help="comma-separated ResNet-18 layers [all of resnet18_conv; "
                     "none with --shapes]")
     ap.add_argument("--shapes", action="append", default=[], metavar="FILE",
@@ -469,12 +479,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     layers, _ = rg.chosen_layers(ap, argparse.Namespace(
         smoke=False, layers=args.layers, history_layers=None, shapes=args.shapes))
     shapes = [t for f in args.shapes for t in rg.chosen_shapes(ap, argparse.Namespace(shapes=f))]
-    if not args.smoke and (args.db is None or not Path(args.db).exists()):
-        ap.error("--db must name an existing history database (or give --smoke)")
+    if not args.smoke and not args.db:
+        ap.error("give --db, a history database holding each task's own tuning (or --smoke)")
+    missing = [db for db in args.db if not Path(db).exists()]
+    if missing:
+        ap.error(f"--db {missing[0]}: no such file; name an existing history database")
+    references = [] if args.smoke else [Path(db) for db in args.db[1:]]
     with tempfile.TemporaryDirectory(prefix="space-top-") as scratch:
         tasks = ((*layers, *shapes) if not args.smoke
                  else (Task.create("conv2d", SMOKE_SHAPE, name="smoke"),))
-        db = Path(scratch) / "smoke.db" if args.smoke else Path(args.db)
+        db = Path(scratch) / "smoke.db" if args.smoke else Path(args.db[0])
         exp = rg.Experiment(layers=tasks, history_layers=(), trials=0, budgets={}, db=db,
                             work=db.parent, out=Path(args.out), target=detect_host(),
                             plugins=load_plugins())
@@ -483,13 +497,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         measurer = exp.plugins.create("measurer", exp.measurer, **exp.measurer_options)
         try:
             tops = [t for task in tasks
-                    if (t := time_task(exp, task, args.samples, args.chunk, measurer, seeds))]
+                    if (t := time_task(exp, task, args.samples, args.chunk, measurer, seeds,
+                                       references))]
         finally:
             measurer.close()
         command = "python scripts/space_top.py " + " ".join(
             shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
         path = report(exp, tops, args.batch_size, args.samples, machine_header(),
-                      command.strip(), smoke=args.smoke)
+                      command.strip(), smoke=args.smoke, references=references)
     print(f"report: {path}")
     return 0
 

@@ -32,12 +32,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import reproduce_gga as rg  # noqa: E402  (sets TVM_NUM_THREADS before TVM loads)
-from first_configs import FirstConfigsError, RunTrials, read_run  # noqa: E402
+from first_configs import (  # noqa: E402
+    FirstConfigsError, RunTrials, open_turns_db, read_run)
 
 from sqlmodel import Session, select  # noqa: E402
 
 from history.models import RunRow  # noqa: E402
-from history.store import HistoryStore  # noqa: E402
 from orchestrator.errors import OrchestratorError  # noqa: E402
 
 # Files of a turns directory that are not a searcher's run.
@@ -132,10 +132,7 @@ def made_with_confirm(work: Path, layer: str) -> bool:
     """Whether xgb's newest run in the turns of ``layer`` in ``work`` was made with
     ``--confirm``, read from the options the run recorded."""
     db = work / layer / "turns" / f"{rg.REFERENCE}.db"
-    if not db.exists():
-        raise FirstConfigsError(f"{db} does not exist: the mark is 95% of xgb's best in the "
-                                f"same turns")
-    store = HistoryStore.open(db, create=False)
+    store = open_turns_db(db, "the mark is 95% of xgb's best in the same turns")
     try:
         with Session(store.engine) as s:
             key = s.exec(select(RunRow.resume_key).order_by(RunRow.id.desc())).first()
@@ -212,7 +209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("layer", help="a layer or shape name the turns ran, e.g. gnet_3a_5x5")
     ap.add_argument("work", type=Path, nargs="+", help="gga_turns.py --work directories")
-    ap.add_argument("--out", type=Path, help="also write the report to this Markdown file")
+    ap.add_argument("--out", type=Path,
+                    help="write the report to this Markdown file rather than print it")
     args = ap.parse_args(argv)
     try:
         all_turns = [read_turns(w, args.layer) for w in args.work]
@@ -224,10 +222,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     text = report(args.layer, all_turns, f"python scripts/top_knobs.py {shlex.join(argv)}",
                   machine_header())
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
+    if args.out is None:
+        print(text)
+        return 0
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text + "\n")
+    print(f"report: {args.out}")
     return 0
 
 

@@ -9,6 +9,7 @@ import math
 
 import pytest
 
+from history.store import HistoryStore
 from tests.plugins.gga.test_reproduce_script import conv_latency, toy_experiment
 from tests.scripts_under_test import load_script
 
@@ -39,9 +40,10 @@ def test_the_chances_follow_from_the_share(script):
     assert script.share_for_ceiling(2, 3, 32) > p5
 
 
-def _toy(tmp_path):
+def _toy(tmp_path, seed=0):
     rg = load_script("reproduce_gga")
-    exp = toy_experiment(rg, tmp_path, "r18_l4ds", ("r18_l4ds",), budgets={"xgb": 12})
+    exp = toy_experiment(rg, tmp_path, "r18_l4ds", ("r18_l4ds",), budgets={"xgb": 12},
+                         seed=seed)
     rg.run_all(exp, history_only=True)
     return exp
 
@@ -144,9 +146,29 @@ def test_a_task_without_its_own_record_is_skipped(script, tmp_path):
     assert script.summary([], 2) == ["No task was timed."]
 
 
+def test_the_own_best_is_the_fastest_record_over_every_database(script, tmp_path):
+    runs = [_toy(tmp_path / name, seed) for name, seed in (("a", 0), ("b", 1), ("c", 2))]
+    exp, task = runs[0], runs[0].layers[0]
+    dbs = [r.db for r in runs]
+    bests = [script.ss.fastest_record(exp, task, [db]) for db in dbs]
+    latencies = [conv_latency(task, b.config) for b in bests]
+    assert len(set(latencies)) > 1  # the seeds' runs found different bests
+    fastest = bests[latencies.index(min(latencies))]
+    top = script.time_task(exp, task, 6, 6, _Counting(exp), references=dbs[1:])
+    assert top.best == fastest.config
+    # the order of the databases does not matter; a database without the task is passed over
+    empty = HistoryStore.open(tmp_path / "empty.db")
+    empty.close()
+    assert script.ss.fastest_record(exp, task, [tmp_path / "empty.db", *reversed(dbs)]) \
+        .config == fastest.config
+    text = script.report(exp, [top], 2, 6, "header", "cmd", references=dbs[1:]).read_text()
+    assert ", ".join(f"`{db}`" for db in dbs) in text
+
+
 def test_bad_arguments_are_one_line_errors(script, tmp_path, capsys):
     for argv, says in ((["--smoke", "--samples", "0"], "--samples must be >= 1, got 0"),
-                       (["--db", str(tmp_path / "none.db")], "--db must name an existing"),
+                       (["--db", str(tmp_path / "none.db")], "none.db: no such file"),
+                       ([], "give --db, a history database"),
                        (["--smoke", "--layers", "r18_x"], "unknown layer(s) r18_x"),
                        (["--smoke", "--seeds", "0,a"], "--seeds must be comma-separated"),
                        (["--smoke", "--shapes", str(tmp_path / "none.json")], "--shapes: ")):

@@ -58,7 +58,7 @@ def test_a_task_without_its_own_best_is_skipped(tmp_path):
     lb, exp = _three_layers(tmp_path)
     layers = {t.name: t for t in load_script("reproduce_gga").resnet_layers()}
     assert lb.measure_task(exp, layers["r18_l2"], VARIANTS, [], rounds=2, batch=2) is None
-    assert lb.own_best(exp, layers["r18_l2"], [exp.db]) is None
+    assert lb.ss.fastest_record(exp, layers["r18_l2"], [exp.db]) is None
 
 
 def test_fastest_per_round_skips_failed_timings():

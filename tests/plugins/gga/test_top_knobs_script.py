@@ -80,8 +80,16 @@ def test_real_turns_are_read_with_every_run_and_the_confirmed_mark(tk, turns, tm
     assert sum(c.at_mark for c in read.counts if c.knob == min(knobs)) == read.at_mark
     out = tmp_path / "top.md"
     assert tk.main(["r18_l4ds", str(exp.work), str(exp.work), "--out", str(out)]) == 0
-    text = capsys.readouterr().out
-    assert text == out.read_text()  # what print wrote, ending in one newline
+    assert capsys.readouterr().out == f"report: {out}\n"  # the report goes to the file alone
+    text = out.read_text()
+    assert text.endswith("|\n") and not text.endswith("\n\n")
+    assert tk.main(["r18_l4ds", str(exp.work), str(exp.work)]) == 0
+    printed = capsys.readouterr().out  # without --out, printed; the same but the command
+
+    def body(report: str) -> str:
+        return report.split("\nCommand: ", 1)[1].split("\n", 1)[1]
+
+    assert body(printed) == body(text) and "--out" not in printed
     assert "# Knob values at the mark: r18_l4ds" in text and "- Machine: " in text
     assert f"xgb's confirmed best {res.reference:.1f} GFLOPS" in text
     assert f"{read.at_mark} of {read.trials} trials at it" in text
