@@ -52,6 +52,7 @@ def _threads() -> int:
 os.environ.setdefault("TVM_NUM_THREADS", str(_threads()))
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # ms_builder
+from script_main import exit_status  # noqa: E402
 
 from machine import cpu_model, write_report  # noqa: E402
 from orchestrator.task import Task  # noqa: E402
@@ -349,4 +350,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(exit_status(main))

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from script_main import exit_status  # noqa: E402
 
 from history_ranking import open_history, smoke_history  # noqa: E402
 from machine import machine_header, write_report  # noqa: E402
@@ -204,4 +205,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(exit_status(main))

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from script_main import exit_status  # noqa: E402
 
 import reproduce_gga as rg  # noqa: E402
 from history.similarity import ScoredRecord, iter_candidates, rank_history  # noqa: E402
@@ -328,4 +329,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(exit_status(main))

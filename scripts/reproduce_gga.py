@@ -59,6 +59,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("TVM_NUM_THREADS", str(len(os.sched_getaffinity(0))))
+from script_main import exit_status  # noqa: E402
 
 from sqlmodel import Session, select  # noqa: E402
 
@@ -1075,4 +1076,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(exit_status(main))

@@ -38,6 +38,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from script_main import exit_status  # noqa: E402
 sys.path.insert(0, str(ROOT))
 
 from gpu_bench import GPU_MEASURER_OPTIONS, Bench, DeadlineReached  # noqa: E402
@@ -374,4 +375,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(exit_status(main))

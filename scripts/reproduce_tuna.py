@@ -43,6 +43,7 @@ from sqlmodel import or_
 
 os.environ.setdefault("TVM_NUM_THREADS", str(len(os.sched_getaffinity(0))))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from script_main import exit_status  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from machine import machine_header  # noqa: E402
@@ -733,4 +734,4 @@ def _main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(exit_status(main))
