@@ -203,11 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.first < 1:
         ap.error("--first must be at least 1")
-    try:
-        runs = [read_run(args.work, args.layer, s, args.confirmed) for s in args.searcher or ["gga"]]
-    except OrchestratorError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    runs = [read_run(args.work, args.layer, s, args.confirmed) for s in args.searcher or ["gga"]]
     from machine import machine_header
 
     argv = sys.argv[1:] if argv is None else argv

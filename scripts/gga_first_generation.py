@@ -109,12 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not sep or not seed or not folder:
             ap.error(f"--turns takes SEED=DIR, got {item!r}")
         turns.append((seed, Path(folder)))
-    try:
-        parts = [read_parts(folder, layer, seed, args.lead, args.population, args.probe)
-                 for seed, folder in turns for layer in args.layers.split(",")]
-    except OrchestratorError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    parts = [read_parts(folder, layer, seed, args.lead, args.population, args.probe)
+             for seed, folder in turns for layer in args.layers.split(",")]
     from machine import machine_header
 
     argv = sys.argv[1:] if argv is None else argv

@@ -39,7 +39,6 @@ from first_configs import (  # noqa: E402
 from sqlmodel import Session, select  # noqa: E402
 
 from history.models import RunRow  # noqa: E402
-from orchestrator.errors import OrchestratorError  # noqa: E402
 
 # Files of a turns directory that are not a searcher's run.
 NOT_RUNS = ("deployed", "remeasure", "runoff")
@@ -213,22 +212,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", type=Path,
                     help="write the report to this Markdown file rather than print it")
     args = ap.parse_args(argv)
-    try:
-        all_turns = [read_turns(w, args.layer) for w in args.work]
-    except OrchestratorError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    from machine import machine_header
+    all_turns = [read_turns(w, args.layer) for w in args.work]
+    from machine import machine_header, write_or_print
 
     argv = sys.argv[1:] if argv is None else argv
     text = report(args.layer, all_turns, f"python scripts/top_knobs.py {shlex.join(argv)}",
                   machine_header())
-    if args.out is None:
-        print(text)
-        return 0
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text + "\n")
-    print(f"report: {args.out}")
+    write_or_print(args.out, text + "\n")
     return 0
 
 

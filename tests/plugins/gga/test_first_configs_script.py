@@ -8,6 +8,8 @@ import pytest
 from orchestrator.space import Config
 from tests.scripts_under_test import load_script
 
+exit_status = load_script("script_main").exit_status
+
 
 def test_changed_knobs_are_those_set_differently_from_the_first_config():
     fc = load_script("first_configs")
@@ -67,7 +69,7 @@ def test_a_missing_run_is_a_one_line_error(turns, tmp_path, capsys, args, messag
     exp, _ = turns
     args = [str(exp.work) if a == "WORK" else str(tmp_path / a) if a == "nowhere" else a
             for a in args]
-    assert fc.main(args) == 2
+    assert exit_status(fc.main, args) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err and len(err.strip().splitlines()) == 1
 
@@ -78,7 +80,7 @@ def test_a_layer_the_database_does_not_hold_is_named(turns, tmp_path, capsys):
     moved = tmp_path / "other" / "turns"
     moved.mkdir(parents=True)
     (moved / "gga.db").write_bytes((exp.work / "r18_l4ds" / "turns" / "gga.db").read_bytes())
-    assert fc.main([str(tmp_path), "other"]) == 2
+    assert exit_status(fc.main, [str(tmp_path), "other"]) == 2
     assert "holds no layer named 'other'" in capsys.readouterr().err
 
 

@@ -7,6 +7,8 @@ import pytest
 
 from tests.scripts_under_test import load_script
 
+exit_status = load_script("script_main").exit_status
+
 
 def test_parts_are_read_by_position_against_xgbs_best(turns):
     fg = load_script("gga_first_generation")
@@ -47,8 +49,8 @@ def test_bad_arguments_are_usage_errors(args, message, capsys):
 def test_a_missing_or_short_run_is_a_one_line_error(turns, tmp_path, capsys):
     fg = load_script("gga_first_generation")
     exp, _ = turns
-    assert fg.main(["--layers", "r18_l4ds", "--turns", f"0={tmp_path}"]) == 2
+    assert exit_status(fg.main, ["--layers", "r18_l4ds", "--turns", f"0={tmp_path}"]) == 2
     assert "gga.db does not exist" in capsys.readouterr().err
-    assert fg.main(["--layers", "r18_l4ds", "--turns", f"0={exp.work}", "--population",
-                    "64", "--probe", "8"]) == 2
+    assert exit_status(fg.main, ["--layers", "r18_l4ds", "--turns", f"0={exp.work}",
+                               "--population", "64", "--probe", "8"]) == 2
     assert "fewer than one generation of 64" in capsys.readouterr().err

@@ -11,6 +11,8 @@ import pytest
 
 from tests.scripts_under_test import load_script
 
+exit_status = load_script("script_main").exit_status
+
 
 @pytest.fixture(scope="module")
 def tk():
@@ -119,6 +121,6 @@ def test_missing_turns_are_a_one_line_error(tk, turns, tmp_path, capsys, where, 
     if where == "no-xgb":
         (work / "r18_l4ds" / "turns").mkdir(parents=True)
         shutil.copy(exp.work / "r18_l4ds" / "turns" / "gga.db", work / "r18_l4ds" / "turns")
-    assert tk.main(["r18_l4ds", str(work)]) == 2
+    assert exit_status(tk.main, ["r18_l4ds", str(work)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err and len(err.strip().splitlines()) == 1
