@@ -230,11 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ap.error(f"{raw_path} does not exist; run without --report-only first")
         raw = json.loads(raw_path.read_text())
     else:
-        try:
-            raw = measure(args, [layers[n] for n in names])
-        except OrchestratorError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+        raw = measure(args, [layers[n] for n in names])
         args.out.mkdir(parents=True, exist_ok=True)
         raw_path.write_text(json.dumps(raw, indent=1) + "\n")
     command = "python scripts/measure_guard.py " + shlex.join(sys.argv[1:] if argv is None

@@ -579,75 +579,71 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     vendor: list[VendorRow] | None = None
     stopped = ""
-    try:
-        if args.measure and not args.replay:
-            if not local_gpu_names():
-                print("reproduce_cnnopt: --measure needs an NVIDIA GPU and nvidia-smi found "
-                      "none; add --replay --db DB to recompute the report from a database "
-                      "that holds the measurements, or run without --measure for the static "
-                      "report", file=sys.stderr)
-                return 2
-            target = resolve_target("cuda")
-        else:
-            target = resolve_target(args.target)
-        only = args.only or (list(SMOKE_LAYERS) if args.smoke else [])
-        if args.smoke:
-            args.top = min(args.top, 1)
-        tasks = layers(only)
-        size_rows: list[LayerSizes] = []
-        tops: list[TopConfig] = []
-        with_ptx = not args.no_ptx and have_ptx_tools()
-        ptx_note = ("PTX from `nvcc --ptx -O3 --use_fast_math` on TVM's CUDA C, registers "
-                    "and shared memory from `ptxas -v`." if with_ptx else
-                    "nvcc/ptxas not found (or --no-ptx): PTX columns are n/a.")
-        if not args.no_static:
+    if args.measure and not args.replay:
+        if not local_gpu_names():
+            print("reproduce_cnnopt: --measure needs an NVIDIA GPU and nvidia-smi found "
+                  "none; add --replay --db DB to recompute the report from a database "
+                  "that holds the measurements, or run without --measure for the static "
+                  "report", file=sys.stderr)
+            return 2
+        target = resolve_target("cuda")
+    else:
+        target = resolve_target(args.target)
+    only = args.only or (list(SMOKE_LAYERS) if args.smoke else [])
+    if args.smoke:
+        args.top = min(args.top, 1)
+    tasks = layers(only)
+    size_rows: list[LayerSizes] = []
+    tops: list[TopConfig] = []
+    with_ptx = not args.no_ptx and have_ptx_tools()
+    ptx_note = ("PTX from `nvcc --ptx -O3 --use_fast_math` on TVM's CUDA C, registers "
+                "and shared memory from `ptxas -v`." if with_ptx else
+                "nvcc/ptxas not found (or --no-ptx): PTX columns are n/a.")
+    if not args.no_static:
+        for task in tasks:
+            row = sizes(task, SIZE_GPUS, with_capacity_only=True)
+            log(f"{task.name}: full {row.full:,}, schema {row.schema:,}, pruned "
+                + ", ".join(f"{g} {n:,}" for g, n in row.pruned.items())
+                + ", capacity only "
+                + ", ".join(f"{g} {n:,}" for g, n in row.capacity_only.items())
+                + f" ({row.seconds:.1f} s)")
+            size_rows.append(row)
+        for task in tasks:
+            got = top_configs(task, target, args.top, with_ptx)
+            for t in got:
+                log(f"{task.name} #{t.rank}: {t.config.key} est "
+                    f"{t.est_seconds * 1e6:.1f} us"
+                    + (f", ptxas {t.ptx['ptxas_registers']:.0f} regs" if t.ptx else ""))
+            tops.extend(got)
+    evals = None
+    if args.measure:
+        deadline = time.monotonic() + args.deadline if args.deadline else None
+        bench = Bench(target, args.db, args.batch, replay=args.replay, deadline=deadline)
+        evals = []
+        try:
+            log(f"training on {args.train_problems} random problems")
+            models = train_models(bench, target, args, log)
             for task in tasks:
-                row = sizes(task, SIZE_GPUS, with_capacity_only=True)
-                log(f"{task.name}: full {row.full:,}, schema {row.schema:,}, pruned "
-                    + ", ".join(f"{g} {n:,}" for g, n in row.pruned.items())
-                    + ", capacity only "
-                    + ", ".join(f"{g} {n:,}" for g, n in row.capacity_only.items())
-                    + f" ({row.seconds:.1f} s)")
-                size_rows.append(row)
-            for task in tasks:
-                got = top_configs(task, target, args.top, with_ptx)
-                for t in got:
-                    log(f"{task.name} #{t.rank}: {t.config.key} est "
-                        f"{t.est_seconds * 1e6:.1f} us"
-                        + (f", ptxas {t.ptx['ptxas_registers']:.0f} regs" if t.ptx else ""))
-                tops.extend(got)
-        evals = None
-        if args.measure:
-            deadline = time.monotonic() + args.deadline if args.deadline else None
-            bench = Bench(target, args.db, args.batch, replay=args.replay, deadline=deadline)
-            evals = []
-            try:
-                log(f"training on {args.train_problems} random problems")
-                models = train_models(bench, target, args, log)
-                for task in tasks:
-                    e = evaluate_layer(bench, task, target, models, args)
-                    log(f"{task.name}: best {e.best_seconds * 1e6:.1f} us, LoP top-{TOP_N} "
-                        + ", ".join(f"{m} {100 * v:.1f}%" for m, v in e.lop.items())
-                        + f" ({bench.measured} measured so far, {time.perf_counter() - t0:.0f} s)")
-                    evals.append(e)
-                if args.vendor and not args.replay:
-                    vendor = compare_vendor(bench, evals, target, models, args, log)
-                    args.vendor_json.parent.mkdir(parents=True, exist_ok=True)
-                    args.vendor_json.write_text(json.dumps([v.to_json() for v in vendor],
-                                                           indent=1) + "\n")
-                elif args.vendor and args.vendor_json.exists():  # --replay
-                    vendor = [VendorRow.from_json(d)
-                              for d in json.loads(args.vendor_json.read_text())]
-            except DeadlineReached as exc:
-                stopped = str(exc)
-                log(f"stopped: {stopped}")
-            finally:
-                log(f"{bench.measured} configs measured by this run, {bench.reused} answered "
-                    "from the history")
-                bench.close()
-    except OrchestratorError as exc:
-        print(f"reproduce_cnnopt: {exc}", file=sys.stderr)
-        return 2
+                e = evaluate_layer(bench, task, target, models, args)
+                log(f"{task.name}: best {e.best_seconds * 1e6:.1f} us, LoP top-{TOP_N} "
+                    + ", ".join(f"{m} {100 * v:.1f}%" for m, v in e.lop.items())
+                    + f" ({bench.measured} measured so far, {time.perf_counter() - t0:.0f} s)")
+                evals.append(e)
+            if args.vendor and not args.replay:
+                vendor = compare_vendor(bench, evals, target, models, args, log)
+                args.vendor_json.parent.mkdir(parents=True, exist_ok=True)
+                args.vendor_json.write_text(json.dumps([v.to_json() for v in vendor],
+                                                       indent=1) + "\n")
+            elif args.vendor and args.vendor_json.exists():  # --replay
+                vendor = [VendorRow.from_json(d)
+                          for d in json.loads(args.vendor_json.read_text())]
+        except DeadlineReached as exc:
+            stopped = str(exc)
+            log(f"stopped: {stopped}")
+        finally:
+            log(f"{bench.measured} configs measured by this run, {bench.reused} answered "
+                "from the history")
+            bench.close()
     text = report(args, target, size_rows, tops, evals, time.perf_counter() - t0, ptx_note,
                   vendor, stopped)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -359,9 +359,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DeadlineReached as exc:
         stopped = str(exc)
         print(f"reproduce_psa: stopped: {stopped}", file=sys.stderr)
-    except OrchestratorError as exc:
-        print(f"reproduce_psa: {exc}", file=sys.stderr)
-        return 2
     finally:
         if bench is not None:
             bench.close()

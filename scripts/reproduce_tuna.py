@@ -50,7 +50,6 @@ from machine import machine_header  # noqa: E402
 
 from history.models import MeasurementRow  # noqa: E402
 from history.store import HistoryStore  # noqa: E402
-from orchestrator.errors import OrchestratorError  # noqa: E402
 from orchestrator.jsonkey import canonical_json  # noqa: E402
 from orchestrator.manager import load_plugins  # noqa: E402
 from orchestrator.result import MeasureResult  # noqa: E402
@@ -607,14 +606,6 @@ def report(args: argparse.Namespace, target: TargetInfo, coefficients: Coefficie
 # -- main ------------------------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        return _main(argv)
-    except OrchestratorError as exc:  # bad input: one line, no traceback
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-
-
-def _main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--workloads", help="comma-separated suite names, or ';'-separated "
                                        "op:K=V,... shapes [default: 10 suite workloads]")

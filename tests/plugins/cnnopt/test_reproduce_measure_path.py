@@ -12,6 +12,7 @@ from orchestrator.result import MeasureResult, MeasureStatus
 from tests.plugins.cnnopt.helpers import H100, synthetic_seconds
 from tests.scripts_under_test import load_script
 
+exit_status = load_script("script_main").exit_status
 SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "reproduce_cnnopt.py"
 
 
@@ -85,14 +86,14 @@ def test_replay_of_the_committed_h100_dataset_gives_the_recorded_report(tmp_path
 def test_replay_refuses_a_missing_measurement_in_one_line(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     script = load_script("reproduce_cnnopt")
-    code = script.main(["--measure", "--replay", "--no-static", "--db", str(tmp_path / "e.db"),
-                        "--train-problems", "1", "--only", "r18_l4", "--out",
-                        str(tmp_path / "x.md")])
+    code = exit_status(script.main, ["--measure", "--replay", "--no-static", "--db",
+                                     str(tmp_path / "e.db"), "--train-problems", "1",
+                                     "--only", "r18_l4", "--out", str(tmp_path / "x.md")])
     assert code == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err
     last = err.strip().splitlines()[-1]  # progress lines come first
-    assert last.startswith("reproduce_cnnopt: replay:") and "measure on a GPU" in last
+    assert last.startswith("error: replay:") and "measure on a GPU" in last
 
 
 def test_metaschedule_candidates_build_with_the_baseline_builder():

@@ -63,3 +63,18 @@ def test_bad_input_is_a_one_line_error(tmp_path, capsys, argv, message):
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert message in err[-1] and "Traceback" not in "\n".join(err)
+
+
+def test_a_history_without_the_layer_is_one_line_through_exit_status(tmp_path, capsys):
+    from history.store import HistoryStore
+
+    db = tmp_path / "empty.db"
+    HistoryStore.open(db).close()
+    guard = load_script("measure_guard")
+    exit_status = load_script("script_main").exit_status
+    out = tmp_path / "out"
+    assert exit_status(guard.main, ["--layers", "r18_l4", "--db", str(db), "--out",
+                                    str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "has no results of r18_l4" in err and "\n" not in err
+    assert not out.exists()
