@@ -231,12 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.min_timings < 2:
         ap.error("--min-timings must be at least 2: a spread needs two timings")
-    try:
-        spreads = [s for w in args.work for s in read_work(w, args.db or ["deployed"],
-                                                           args.min_timings)]
-    except OrchestratorError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    spreads = [s for w in args.work for s in read_work(w, args.db or ["deployed"],
+                                                       args.min_timings)]
     argv = sys.argv[1:] if argv is None else argv
     command = f"python scripts/timing_spread.py {shlex.join(argv)}"
     write_or_print(args.out, report(spreads, command, args.min_timings))

@@ -143,28 +143,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--l2", help="L2 as SIZE:WAYS instead of this CPU's (e.g. 1M:8)")
     p.add_argument("--cores", type=int, help="cores the kernels run on [default: every core]")
     args = p.parse_args(argv)
-    try:
-        target = resolve_target("host")
-        if args.l1d:
-            size, ways = parse_cache(args.l1d)
-            target = dataclasses.replace(target, l1d_bytes=size, l1d_ways=ways)
-        if args.l2:
-            size, ways = parse_cache(args.l2)
-            target = dataclasses.replace(target, l2_bytes=size, l2_ways=ways)
-        if args.cores:
-            target = target.with_cores(args.cores)
-        tasks = parse_workloads(args.workloads or ",".join(DEFAULT_WORKLOADS))
-        plugins = load_plugins()
-        start = time.perf_counter()
-        changes = []
-        for task in tasks:
-            c = study(task, target, plugins, args.sample, args.seed)
-            print(f"{task.name}: {c.configs} configs, L1 changed {c.changed['l1']}, "
-                  f"L2 changed {c.changed['l2']}", file=sys.stderr, flush=True)
-            changes.append(c)
-    except OrchestratorError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    target = resolve_target("host")
+    if args.l1d:
+        size, ways = parse_cache(args.l1d)
+        target = dataclasses.replace(target, l1d_bytes=size, l1d_ways=ways)
+    if args.l2:
+        size, ways = parse_cache(args.l2)
+        target = dataclasses.replace(target, l2_bytes=size, l2_ways=ways)
+    if args.cores:
+        target = target.with_cores(args.cores)
+    tasks = parse_workloads(args.workloads or ",".join(DEFAULT_WORKLOADS))
+    plugins = load_plugins()
+    start = time.perf_counter()
+    changes = []
+    for task in tasks:
+        c = study(task, target, plugins, args.sample, args.seed)
+        print(f"{task.name}: {c.configs} configs, L1 changed {c.changed['l1']}, "
+              f"L2 changed {c.changed['l2']}", file=sys.stderr, flush=True)
+        changes.append(c)
     text = report(changes, target, args, time.perf_counter() - start)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)

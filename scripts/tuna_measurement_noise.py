@@ -31,7 +31,6 @@ from machine import machine_header  # noqa: E402
 
 from history.models import MeasurementRow, RunRow  # noqa: E402
 from history.store import HistoryStore, RunView  # noqa: E402
-from orchestrator.errors import OrchestratorError  # noqa: E402
 from plugins.tuna.metrics import spearman, top_k_ratio  # noqa: E402
 
 SAMPLE_RUN = "uniform-sample"  # the searcher name reproduce_tuna.py gives its sample runs
@@ -141,11 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "docs"
                                         / "results" / "tuna-noise.md"))
     args = p.parse_args(argv)
-    try:
-        store = HistoryStore.open(args.db, create=False)
-    except OrchestratorError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    store = HistoryStore.open(args.db, create=False)
     try:
         rows = [a for runs in sample_rounds(store) if (a := agreement(store, runs))]
     finally:

@@ -14,6 +14,7 @@ from orchestrator.testing.conformance import TOY_TARGET
 from tests.scripts_under_test import load_script
 
 spread = load_script("timing_spread")
+exit_status = load_script("script_main").exit_status
 
 LAYER = dataclasses.replace(TOY_TASK, name="lay")
 A, B, C = Config.of({"x": 1}), Config.of({"x": 2}), Config.of({"x": 3})
@@ -94,11 +95,11 @@ def test_quantile_is_nearest_rank():
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
-    assert spread.main([str(tmp_path / "missing")]) == 2
+    assert exit_status(spread.main, [str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "is not a directory" in err and err.count("\n") == 1
     (tmp_path / "empty").mkdir()
-    assert spread.main([str(tmp_path / "empty")]) == 2
+    assert exit_status(spread.main, [str(tmp_path / "empty")]) == 2
     assert "holds no deployed.db" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         spread.main([str(tmp_path), "--min-timings", "1"])

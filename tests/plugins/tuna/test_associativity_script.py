@@ -10,6 +10,8 @@ from orchestrator.task import Task
 from tests.plugins.tuna.helpers import ZNVER4
 from tests.scripts_under_test import load_script
 
+exit_status = load_script("script_main").exit_status
+
 # 32 KiB 8-way L1d (64 sets), 1 MiB 8-way L2.
 CPU = replace(ZNVER4, l1d_ways=8, l2_ways=8)
 
@@ -37,9 +39,9 @@ def test_report_names_the_geometry_and_every_workload(tmp_path, monkeypatch, cap
     rows = [line for line in text.splitlines() if line.startswith("| dense") or
             line.startswith("| mb_dw13")]
     assert len(rows) == 2 and all(row.split("|")[2].strip() == "6" for row in rows)
-    assert script.main(["--workloads", "nosuchop:X=1"]) == 2
+    assert exit_status(script.main, ["--workloads", "nosuchop:X=1"]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1].startswith("error: ")
-    assert script.main(["--l1d", "32K"]) == 2
+    assert exit_status(script.main, ["--l1d", "32K"]) == 2
     assert "expected SIZE:WAYS" in capsys.readouterr().err
     # Another CPU's caches replace this one's.
     assert script.main(["--workloads", "mb_dw13", "--sample", "2", "--l1d", "48K:12",
