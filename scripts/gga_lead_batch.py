@@ -42,7 +42,7 @@ from history.ranking import RankedHistory  # noqa: E402
 from history.similarity import iter_candidates  # noqa: E402
 from history.store import HistoryStore  # noqa: E402
 from orchestrator.components import SearchContext  # noqa: E402
-from orchestrator.loop import TuneOptions, build_space  # noqa: E402
+from orchestrator.loop import build_space  # noqa: E402
 from orchestrator.space import Config, Space  # noqa: E402
 from orchestrator.task import Task  # noqa: E402
 from paired import PairedRatio, paired_ratio  # noqa: E402
@@ -113,7 +113,7 @@ def measure_task(exp: rg.Experiment, task: Task, variants: Sequence[tuple[str, d
         return None
     own = top.config
     _, space = build_space(exp.plugins, task, exp.target,
-                           TuneOptions(space_generator=exp.space_generator))
+                           exp.space_tune_options)
     store = HistoryStore.open(exp.db, create=False)
     try:
         batches = [(name, lead_batch(exp.plugins, name, options, space, exp.target,

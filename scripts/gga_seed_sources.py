@@ -37,7 +37,7 @@ from script_main import exit_status  # noqa: E402
 import reproduce_gga as rg  # noqa: E402
 from history.similarity import ScoredRecord, iter_candidates, rank_history  # noqa: E402
 from history.store import HistoryStore  # noqa: E402
-from orchestrator.loop import TuneOptions, build_space  # noqa: E402
+from orchestrator.loop import build_space  # noqa: E402
 from orchestrator.result import MeasureResult  # noqa: E402
 from orchestrator.runoff import measure_interleaved  # noqa: E402
 from orchestrator.space import Config, Space  # noqa: E402
@@ -160,7 +160,7 @@ def measure_layer(exp: rg.Experiment, task: Task, rounds: int) -> LayerSources |
     """Time ``task``'s own best and every source's candidate side by side (or read the
     timings kept from an earlier run); None when the database has no own best."""
     _, space = build_space(exp.plugins, task, exp.target,
-                           TuneOptions(space_generator=exp.space_generator))
+                           exp.space_tune_options)
     store = HistoryStore.open(exp.db, create=False)
     try:
         own = own_best(store, task, exp)

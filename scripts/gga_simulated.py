@@ -40,7 +40,7 @@ from script_main import exit_status  # noqa: E402
 
 import reproduce_gga as rg  # noqa: E402
 from history.store import HistoryStore  # noqa: E402
-from orchestrator.loop import TuneOptions, build_space, tune  # noqa: E402
+from orchestrator.loop import build_space, tune  # noqa: E402
 from orchestrator.task import Task  # noqa: E402
 from surrogate import NAME, Accuracy, Surrogate, SurrogateMeasurer, accuracy, layer_data  # noqa: E402
 
@@ -97,7 +97,7 @@ def layer_runs(exp: rg.Experiment, task: Task, variants: Sequence[rg.Variant], s
                data: Sequence[str], noise: float, oracle: str = "model") -> LayerRuns:
     path = exp.out / "data" / f"{task.name}.json"
     _, space = build_space(exp.plugins, task, exp.target,
-                           TuneOptions(space_generator=exp.space_generator))
+                           exp.space_tune_options)
     dbs = sorted({Path(p) for pattern in data for p in glob.glob(pattern.format(layer=task.name))})
     ld = layer_data(task, exp.target, dbs)
     if len(ld.configs) < MIN_CONFIGS:

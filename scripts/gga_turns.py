@@ -931,6 +931,7 @@ def experiment(ap: argparse.ArgumentParser, args: argparse.Namespace) -> rg.Expe
         layers=layers, history_layers=history, trials=max(budgets.values()), budgets=budgets,
         db=db, work=work, out=out, target=target, plugins=plugins,
         measurer=args.measurer, space_generator=args.space,
+        space_options=rg.parse_options(args.space_opt),
         searcher_options={k: dict(v) for k, v in (rg.SMOKE_OPTIONS if args.smoke else {}).items()},
         seed=args.seed, pruned=not args.no_pruned, shapes=rg.chosen_shapes(ap, args),
         extra=tuple(extra), remeasure=args.remeasure,

@@ -130,6 +130,7 @@ class Experiment:
     plugins: Plugins
     measurer: str = "local"
     space_generator: str | None = None
+    space_options: dict[str, Any] = field(default_factory=dict)  # --space-opt
     measurer_options: dict[str, Any] = field(default_factory=dict)
     searcher_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     seed: int = 0
@@ -155,13 +156,20 @@ class Experiment:
     def variants(self) -> tuple[Variant, ...]:
         return (*VARIANTS, *self.extra)
 
+    @property
+    def space_tune_options(self) -> TuneOptions:
+        """The options that pick the space: ``--space`` and its ``--space-opt``."""
+        return TuneOptions(space_generator=self.space_generator,
+                           space_options=dict(self.space_options))
+
     def budget(self, variant: str) -> int:
         return 1 if variant == "fallback" else self.budgets.get(variant, self.trials)
 
     def options(self, v: Variant) -> TuneOptions:
         opts = {**self.searcher_options.get(v.searcher, {}), **v.options}
         return TuneOptions(searcher=v.searcher, measurer=self.measurer,
-                           space_generator=self.space_generator, trials=self.budget(v.name),
+                           space_generator=self.space_generator,
+                           space_options=dict(self.space_options), trials=self.budget(v.name),
                            seed=self.seed, batch_size=self.batch_size, confirm=self.confirm,
                            runoff=self.runoff, runoff_rounds=self.runoff_rounds,
                            searcher_options=opts,
@@ -402,7 +410,7 @@ def remeasure_bests(exp: Experiment, task: Task, bests: dict[str, Config], path:
         exp.log(f"  {task.name}: the {timings // exp.remeasure} {what} measured "
                 f"again, {exp.remeasure} rounds side by side")
         _, space = build_space(exp.plugins, task, exp.target,
-                               TuneOptions(space_generator=exp.space_generator))
+                               exp.space_tune_options)
         measurer = exp.plugins.create("measurer", exp.measurer, **exp.measurer_options)
         try:
             got = measure_interleaved(measurer, space, exp.target, configs, exp.remeasure)
@@ -621,7 +629,7 @@ def match_score(exp: Experiment, task: Task, db: Path) -> float:
     store = HistoryStore.open(db, create=False)
     try:
         _, space = build_space(exp.plugins, task, exp.target,
-                               TuneOptions(space_generator=exp.space_generator))
+                               exp.space_tune_options)
         return best_match_score(store.reader(), space, exp.target)
     finally:
         store.close()
@@ -910,6 +918,9 @@ def add_run_arguments(ap: argparse.ArgumentParser) -> None:
                     help="host (this machine's CPU), cuda (its GPU) or cuda:<gpu> [host]")
     ap.add_argument("--space", help="space generator [the first that supports conv2d on the "
                                     "target: cpu; on cuda, give cuda]")
+    ap.add_argument("--space-opt", action="append", default=[], metavar="KEY=VALUE",
+                    help="option of the space generator --space names, e.g. --space cpu "
+                         "--space-opt check=relaxed (repeatable)")
     ap.add_argument("--measurer", default="local", help="measurer [local; on a GPU: cuda]")
     ap.add_argument("--no-pruned", action="store_true", help="skip the pruned variants")
     ap.add_argument("--shapes", metavar="FILE",
@@ -932,8 +943,12 @@ def checked_target(ap: argparse.ArgumentParser, args: argparse.Namespace,
     from orchestrator.target import resolve_target
 
     try:
+        space_options = parse_options(args.space_opt)
         check_components(plugins, TuneOptions(measurer=args.measurer,
-                                              space_generator=args.space))
+                                              space_generator=args.space,
+                                              space_options=space_options))
+        if args.space:  # its constructor checks the values, too
+            plugins.create("space_generator", args.space, **space_options)
         return resolve_target(args.target)
     except OrchestratorError as exc:
         ap.error(str(exc))
@@ -1050,7 +1065,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         layers=layers, history_layers=history, trials=trials,
         budgets={k: int(v) for k, v in parse_options(args.budget).items()}, db=db, work=work, out=out,
         target=checked_target(ap, args, plugins), plugins=plugins, measurer=args.measurer,
-        space_generator=args.space,
+        space_generator=args.space, space_options=parse_options(args.space_opt),
         measurer_options=parse_options(args.measurer_opt),
         searcher_options=searcher_options, seed=args.seed,
         batch_size=args.batch_size, pruned=not args.no_pruned, extra=tuple(extra),

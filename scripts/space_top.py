@@ -52,7 +52,7 @@ from script_main import exit_status  # noqa: E402
 
 import gga_seed_sources as ss  # noqa: E402
 import reproduce_gga as rg  # noqa: E402  (sets TVM_NUM_THREADS before TVM loads)
-from orchestrator.loop import TuneOptions, build_space  # noqa: E402
+from orchestrator.loop import build_space  # noqa: E402
 from orchestrator.space import Config, Space  # noqa: E402
 from orchestrator.task import Task  # noqa: E402
 
@@ -266,7 +266,7 @@ def time_task(exp: rg.Experiment, task: Task, samples: int, chunk: int, measurer
     even chunks, last in odd ones), or read the kept timings; None when no database holds
     a successful record of the task."""
     _, space = build_space(exp.plugins, task, exp.target,
-                           TuneOptions(space_generator=exp.space_generator))
+                           exp.space_tune_options)
     dbs = [exp.db, *references]
     own = ss.fastest_record(exp, task, dbs)
     if own is None:

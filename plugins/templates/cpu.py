@@ -11,6 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from orchestrator.errors import InvalidConfigError
+from orchestrator.options import one_of
 from orchestrator.space import Config, Space
 from orchestrator.target import TargetInfo
 from orchestrator.task import Task
@@ -36,26 +37,48 @@ def family(task: Task) -> ModuleType:
         raise InvalidConfigError(f"no CPU template for operator {task.op!r}") from None
 
 
+CHECKS = ("full", "relaxed", "off")
+
+
 class CpuTemplates:
     """Tiled, vectorized, parallel CPU templates for dense, batch_matmul, conv2d and
-    depthwise_conv2d (float32)."""
+    depthwise_conv2d (float32).
+
+    ``check`` decides which configs the space offers: ``full`` (default) rejects register
+    tiles with poor vector use or reuse and too little parallelism; ``relaxed`` keeps only
+    the hard limit (register tiles that fit the registers), so the space holds poor configs
+    as AutoTVM's templates do and a search must learn to avoid them; ``off`` offers every
+    knob combination (spilling tiles build slowly).
+    """
+
+    def __init__(self, check: str = "full") -> None:
+        self.check = one_of("space generator 'cpu'", "check", check, CHECKS)
 
     def supports(self, task: Task, target: TargetInfo) -> bool:
         """True for the four operators on an LLVM (CPU) target."""
         return target.kind == "llvm" and task.op in _FAMILIES and task.dtype == "float32"
 
     def generate(self, task: Task, target: TargetInfo) -> Space:
-        """The template's knobs for ``task`` with a check that rejects poor configs."""
+        """The template's knobs for ``task`` with the check ``check`` names."""
         fam = family(task)
         knobs = tuple(fam.knobs(task, target))
         check: Any = fam.make_check(task, target, list(knobs))
+        notes: tuple[str, ...] = (f"template {fam.__name__.rsplit('.', 1)[-1]}",)
+        # The checks from strictest to none; ``check`` picks where to start.
+        chain: list[tuple[Any, str]] = [(check, ""),
+                                        (dataclasses.replace(check, relaxed=True), "check relaxed"),
+                                        (None, "check dropped")]
+        start = CHECKS.index(self.check)
+        check, note = chain[start]
+        if note:  # asked for, not a fallback: said so, so that history tells the spaces apart
+            notes += (f"{note} (check={self.check})",)
+        fallbacks = chain[start + 1:]
         space = Space(task=task, generator=GENERATOR, knobs=knobs, schedule_fn=SCHEDULE_FN,
-                      check=check, notes=(f"template {fam.__name__.rsplit('.', 1)[-1]}",))
+                      check=check, notes=notes)
         # Thresholds are lowered per axis to what the shape allows, but together they
         # can still exclude everything on odd shapes: then keep only the hard limit,
         # and as a last resort no check at all.
-        for fallback, note in ((dataclasses.replace(check, relaxed=True), "check relaxed"),
-                               (None, "check dropped")):
+        for fallback, note in fallbacks:
             if samplable(space, 3000):
                 break
             space = dataclasses.replace(space, check=fallback, notes=(*space.notes, note))

@@ -334,6 +334,30 @@ def test_main_reads_searcher_and_measurer_options_into_the_experiment(tmp_path, 
     assert seen[0].measurer_options == {"repeat": 5, "guard": False}
 
 
+def test_space_options_reach_every_run_and_a_bad_one_stops_before_measuring(tmp_path,
+                                                                           monkeypatch, capsys):
+    rg = load_script("reproduce_gga")
+    seen = []
+    monkeypatch.setattr(rg, "run_all", lambda exp, history_only=False: seen.append(exp))
+    args = ["--history-only", "--layers", "r18_l2", "--db", str(tmp_path / "h.db"),
+            "--space", "cpu"]
+    assert rg.main([*args, "--space-opt", "check=relaxed"]) == 0
+    exp = seen[0]
+    assert exp.space_options == {"check": "relaxed"}
+    assert exp.space_tune_options.space_options == {"check": "relaxed"}
+    opts = exp.options(rg.XGB)
+    assert (opts.space_generator, opts.space_options) == ("cpu", {"check": "relaxed"})
+    # The option is part of a run's identity: a relaxed run never resumes a full one.
+    task, target = rg.resnet_layers()[0], exp.target
+    full = dataclasses.replace(opts, space_options={})
+    assert opts.resume_key(task, target, "cpu") != full.resume_key(task, target, "cpu")
+    with pytest.raises(SystemExit) as stop:
+        rg.main([*args, "--space-opt", "check=loose"])
+    assert stop.value.code == 2 and len(seen) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "check must be one of full, relaxed, off" in err and "Traceback" not in err
+
+
 def test_a_seeded_history_keeps_the_template_of_every_measurement(tmp_path):
     from orchestrator.testing import TOY_TASK, toy_results
 

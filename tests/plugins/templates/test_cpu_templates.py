@@ -170,6 +170,47 @@ def test_check_rejects_too_little_parallelism(gen, target):
     assert reason and "parallel" in reason
 
 
+def test_check_option_relaxed_offers_what_the_full_check_rejects(target):
+    # The parallelism test's config: the full check rejects it, the hard limit keeps it.
+    task = _task("depthwise_conv2d", dict(N=1, C=32, H=28, W=28, R=3, S=3, stride=1, pad=1))
+    full = CpuTemplates().generate(task, target)
+    relaxed = CpuTemplates(check="relaxed").generate(task, target)
+    assert relaxed.knobs == full.knobs and relaxed.check.relaxed and not full.check.relaxed
+    assert "check relaxed (check=relaxed)" in relaxed.notes
+    serial_c = next(c for c in full.knob("tile_c").choices if c[0] == 1 and c[2] == 1)
+    serial_y = next(c for c in full.knob("tile_y").choices if c[0] == 1 and c[2] == 1)
+    width = next(c for c in full.knob("tile_x").choices if c[2] == full.check.widths[0])
+    cfg = _config_with(full, tile_c=serial_c, tile_y=serial_y, tile_x=width)
+    assert "parallel" in full.validate(cfg)
+    assert relaxed.validate(cfg) is None
+    # Still no spilling register tile: the relaxed space rejects what the hard limit does.
+    dense = _task("dense", dict(M=128, K=256, N=256))
+    wide = CpuTemplates(check="relaxed").generate(dense, target)
+    tile_i = max(wide.knob("tile_i").choices, key=lambda c: c[3])
+    tile_j = max(wide.knob("tile_j").choices, key=lambda c: c[3])
+    assert "accumulators" in wide.validate(_config_with(wide, tile_i=tile_i, tile_j=tile_j))
+    rng = random.Random(1)
+    drawn = [relaxed.sample(rng) for _ in range(200)]
+    assert sum(full.validate(c) is not None for c in drawn) > 0  # poor configs are offered
+
+
+def test_check_option_off_drops_the_check_and_bad_values_are_one_line_errors(target):
+    from orchestrator.errors import OrchestratorError
+    from orchestrator.manager import load_plugins
+
+    task = _task("dense", dict(M=128, K=256, N=256))
+    space = CpuTemplates(check="off").generate(task, target)
+    assert space.check is None and "check dropped (check=off)" in space.notes
+    assert "check relaxed" not in " ".join(CpuTemplates().generate(task, target).notes)
+    plugins = load_plugins(autoload=False)
+    made = plugins.create("space_generator", "cpu", check="relaxed")
+    assert made.check == "relaxed"
+    with pytest.raises(OrchestratorError) as err:
+        plugins.create("space_generator", "cpu", check="loose")
+    assert "check must be one of full, relaxed, off" in str(err.value)
+    assert "\n" not in str(err.value)
+
+
 def test_invalid_config_raises_invalid_config_error(gen, target):
     task = _task("dense", dict(M=32, K=32, N=32))
     space = gen.generate(task, target)
