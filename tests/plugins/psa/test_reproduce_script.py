@@ -112,6 +112,16 @@ def test_measure_refused_without_gpu(script, monkeypatch, tmp_path, capsys) -> N
     assert not (tmp_path / "x.md").exists()
 
 
+def test_an_unknown_gpu_is_one_error_line_through_exit_status(script, tmp_path,
+                                                               capsys) -> None:
+    exit_status = load_script("script_main").exit_status
+    out = tmp_path / "x.md"
+    code = exit_status(lambda: script.main([*FAKE, "--targets", "h100,z900", "--out", str(out)]))
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.startswith("error: ") and "'z900'" in err and "\n" not in err
+    assert not out.exists()
+
+
 def test_measure_path_on_a_fake_gpu(script, monkeypatch, tmp_path) -> None:
     monkeypatch.setattr(script, "local_gpu_names", lambda: ["NVIDIA H100 80GB HBM3"])
     real = script.resolve_gpu_target
