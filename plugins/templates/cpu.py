@@ -70,7 +70,7 @@ class CpuTemplates:
                                         (None, "check dropped")]
         start = CHECKS.index(self.check)
         check, note = chain[start]
-        if note:  # asked for, not a fallback: said so, so that history tells the spaces apart
+        if note:  # asked for, not a fallback: the note says so (the run keys on the option)
             notes += (f"{note} (check={self.check})",)
         fallbacks = chain[start + 1:]
         space = Space(task=task, generator=GENERATOR, knobs=knobs, schedule_fn=SCHEDULE_FN,
