@@ -45,7 +45,7 @@ from script_main import exit_status  # noqa: E402
 from gpu_bench import Bench, DeadlineReached  # noqa: E402
 from machine import machine_header  # noqa: E402
 
-from orchestrator.errors import OrchestratorError  # noqa: E402
+from orchestrator.errors import OrchestratorError, TargetError  # noqa: E402
 from orchestrator.gpus import GPUS, gpu_spec, local_gpu_names  # noqa: E402
 from orchestrator.space import Config, Space  # noqa: E402
 from orchestrator.suite import read_suite  # noqa: E402
@@ -581,11 +581,10 @@ def main(argv: list[str] | None = None) -> int:
     stopped = ""
     if args.measure and not args.replay:
         if not local_gpu_names():
-            print("reproduce_cnnopt: --measure needs an NVIDIA GPU and nvidia-smi found "
-                  "none; add --replay --db DB to recompute the report from a database "
-                  "that holds the measurements, or run without --measure for the static "
-                  "report", file=sys.stderr)
-            return 2
+            raise TargetError("--measure needs an NVIDIA GPU and nvidia-smi found none; add "
+                              "--replay --db DB to recompute the report from a database that "
+                              "holds the measurements, or run without --measure for the "
+                              "static report")
         target = resolve_target("cuda")
     else:
         target = resolve_target(args.target)

@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from gpu_bench import GPU_MEASURER_OPTIONS, Bench, DeadlineReached  # noqa: E402
 from machine import machine_header  # noqa: E402
-from orchestrator.errors import OrchestratorError  # noqa: E402
+from orchestrator.errors import OrchestratorError, TargetError  # noqa: E402
 from orchestrator.gpus import local_gpu_names, resolve_gpu_target  # noqa: E402
 from orchestrator.manager import Plugins, load_plugins  # noqa: E402
 from orchestrator.space import Config, Space  # noqa: E402
@@ -312,11 +312,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.measure and not args.replay:
         gpus = local_gpu_names()
         if not gpus:
-            print("reproduce_psa: --measure needs an NVIDIA GPU on this machine (nvidia-smi "
-                  "found none); add --replay --db DB to recompute from a database that holds "
-                  "the measurements, or run without --measure for the analytical part",
-                  file=sys.stderr)
-            return 2
+            raise TargetError("--measure needs an NVIDIA GPU on this machine (nvidia-smi "
+                              "found none); add --replay --db DB to recompute from a database "
+                              "that holds the measurements, or run without --measure for the "
+                              "analytical part")
     bench: Bench | None = None
     stopped = ""
     rows: list[Row] = []

@@ -36,5 +36,6 @@ def test_measure_refuses_without_a_gpu_in_one_line(tmp_path):
     proc = subprocess.run([sys.executable, str(SCRIPT), "--measure", "--out",
                            str(tmp_path / "m.md")], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
-    assert proc.stderr.strip().count("\n") == 0 and "needs an NVIDIA GPU" in proc.stderr
+    err = proc.stderr.strip()
+    assert err.count("\n") == 0 and err.startswith("error: --measure needs an NVIDIA GPU")
     assert not (tmp_path / "m.md").exists()

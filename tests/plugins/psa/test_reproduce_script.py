@@ -106,9 +106,10 @@ def test_sampled_when_the_space_is_large(script, tmp_path) -> None:
 
 def test_measure_refused_without_gpu(script, monkeypatch, tmp_path, capsys) -> None:
     monkeypatch.setattr(script, "local_gpu_names", lambda: [])
-    assert script.main(["--measure", "--out", str(tmp_path / "x.md")]) == 2
+    exit_status = load_script("script_main").exit_status
+    assert exit_status(script.main, ["--measure", "--out", str(tmp_path / "x.md")]) == 2
     err = capsys.readouterr().err.strip()
-    assert "needs an NVIDIA GPU" in err and "\n" not in err
+    assert err.startswith("error: --measure needs an NVIDIA GPU") and "\n" not in err
     assert not (tmp_path / "x.md").exists()
 
 
