@@ -43,9 +43,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from script_main import exit_status  # noqa: E402
 
-import numpy as np  # noqa: E402
-
 import reproduce_gga as rg  # noqa: E402  (sets TVM_NUM_THREADS before TVM loads)
+from speedup_mean import geomean_interval  # noqa: E402
 from history.store import HistoryStore  # noqa: E402
 from orchestrator.loop import TuneOptions, build_space  # noqa: E402
 from orchestrator.runoff import measure_interleaved  # noqa: E402
@@ -181,17 +180,6 @@ def time_task(exp: rg.Experiment, task: Task, dbs: Sequence[Path], top: int, rou
         path.write_text(json.dumps({"task": task.to_dict(), "configs": keys, "rounds": rounds,
                                     "measured_at": when, "latencies": timed}, indent=1))
     return TaskCost(task, default.notes, tuple(picks), timed, when)
-
-
-def geomean_interval(values: Sequence[float], level: float = 0.95, draws: int = 10_000,
-                     seed: int = 0) -> tuple[float, float, float]:
-    """The geometric mean of ``values`` and its bootstrap interval over them."""
-    logs = np.log(sorted(values))
-    picks = np.random.default_rng(seed).integers(0, len(logs), size=(draws, len(logs)))
-    means = np.exp(logs[picks].mean(axis=1))
-    tail = (1.0 - level) / 2
-    return (math.exp(float(logs.mean())), float(np.quantile(means, tail)),
-            float(np.quantile(means, 1.0 - tail)))
 
 
 def _names(dbs: Sequence[Path], shown: int = 3) -> str:

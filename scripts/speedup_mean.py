@@ -83,22 +83,31 @@ def _bound(items: Sequence[LayerSpeedup]) -> str:
     return BOTH if up and down else UPPER if up else LOWER if down else ""
 
 
+def geomean_interval(values: Sequence[float], level: float = 0.95, draws: int = 10_000,
+                     seed: int = 0) -> tuple[float, float, float]:
+    """The geometric mean of the positive ``values`` and its interval from ``draws``
+    resamples of them with replacement (percentiles, seeded): (mean, low, high)."""
+    # sorted, so that the same values in another order get the same interval
+    logs = np.log(sorted(values))
+    picks = np.random.default_rng(seed).integers(0, len(logs), size=(draws, len(logs)))
+    means = np.exp(logs[picks].mean(axis=1))
+    tail = (1.0 - level) / 2
+    return (math.exp(float(logs.mean())), float(np.quantile(means, tail)),
+            float(np.quantile(means, 1.0 - tail)))
+
+
 def mean_speedup(items: Sequence[LayerSpeedup], level: float = 0.95, draws: int = 10_000,
                  seed: int = 0) -> MeanSpeedup | None:
     """The averages of ``items`` (None without any), the geometric mean's interval from
-    ``draws`` resamples of the layers with replacement (percentiles, seeded)."""
-    # sorted, so that the same layers in another order get the same interval
+    ``draws`` resamples of the layers with replacement (:func:`geomean_interval`)."""
+    # sorted, so that the same layers in another order get the same sums
     items = sorted((i for i in items if i.seconds > 0 and i.other > 0),
                    key=lambda i: (i.ratio, i.layer))
     if not items:
         return None
-    logs = np.log([i.ratio for i in items])
-    picks = np.random.default_rng(seed).integers(0, len(logs), size=(draws, len(logs)))
-    means = np.exp(logs[picks].mean(axis=1))
-    tail = (1.0 - level) / 2
+    geometric, low, high = geomean_interval([i.ratio for i in items], level, draws, seed)
     return MeanSpeedup(
-        layers=len(items), geometric=math.exp(float(logs.mean())),
-        low=float(np.quantile(means, tail)), high=float(np.quantile(means, 1.0 - tail)),
+        layers=len(items), geometric=geometric, low=low, high=high,
         level=level, arithmetic=float(np.mean([i.ratio for i in items])),
         summed=sum(i.other for i in items) / sum(i.seconds for i in items),
         bound=_bound(items))
