@@ -13,6 +13,8 @@ candidate's speed over the reference's, with its interval (``paired.py``).
     python scripts/gga_seed_sources.py --db /work/gga/base500.db --rounds 5 \\
         --out docs/results/gga-emeraldrapids-seed-sources
 
+A history tuned on another space names it as its runs did (``--space cpu --space-opt
+check=relaxed``): the candidates are adapted to, and timed on, that space.
 The database must hold every layer's tuning (``reproduce_gga.py --history-only``, or runs
 imported with ``orchestrator history import``). Timings are kept in ``OUT/data/<layer>.json``:
 a second run with the same configs and as many rounds or fewer writes the report again
@@ -243,13 +245,21 @@ def kernel_pairs(layers: Sequence[LayerSources]) -> list[str]:
     return rows
 
 
+def space_words(exp: rg.Experiment) -> str:
+    """The space the candidates are adapted to and timed on, as the report names it."""
+    name = f"`{exp.space_generator}`" if exp.space_generator else "the first that supports conv2d"
+    opts = ", ".join(f"{k}={v}" for k, v in exp.space_options.items())
+    return f"{name} ({opts})" if opts else f"{name} (its defaults)"
+
+
 def report(exp: rg.Experiment, layers: Sequence[LayerSources], rounds: int, header: str,
            command: str) -> Path:
     lines = ["# gga's seed sources: each history layer's first candidate on a left-out layer",
              "", header, "", f"Command: `{command}`", "",
-             f"History: `{exp.db}`. For each layer left out, every other layer's first "
-             "candidate in gga's order (best filtering metric, eq. 2, adapted to the left-out "
-             "shape) was timed side by side with the left-out layer's own best config in that "
+             f"History: `{exp.db}`; space: {space_words(exp)}. For each layer left out, "
+             "every other layer's first candidate in gga's order (best filtering metric, "
+             "eq. 2, adapted to the left-out shape) was timed side by side with the left-out "
+             "layer's own best config in that "
              f"database (its xgb run), {rounds} rounds, the order reversed every other round. "
              "\"place\" is where gga's candidate order puts it (the first generation takes "
              "places 1 to 8 with the default probe share); \"over own best\" is the median "
@@ -298,7 +308,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     from machine import machine_header
 
     from orchestrator.manager import load_plugins
-    from orchestrator.target import detect_host
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -306,6 +315,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--layers", help="comma-separated layers to leave out [all resnet18_conv]")
     ap.add_argument("--rounds", type=int, default=5, help="rounds side by side [%(default)s]")
     ap.add_argument("--out", default="docs/results/gga-seed-sources", help="report directory")
+    ap.add_argument("--space", help="space generator the history was tuned on [the first that "
+                                    "supports conv2d: cpu]")
+    ap.add_argument("--space-opt", action="append", default=[], metavar="KEY=VALUE",
+                    help="an option of that space, as the history's runs had it, e.g. "
+                         "--space-opt check=relaxed (repeatable)")
     args = ap.parse_args(argv)
     if args.rounds < 1:
         ap.error("--rounds must be >= 1")
@@ -317,9 +331,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [n for n in names if n not in by_name]
     if unknown:
         ap.error(f"unknown layer(s) {', '.join(unknown)}; known: {', '.join(by_name)}")
+    plugins = load_plugins()
+    target = rg.checked_target(ap, argparse.Namespace(
+        space_opt=args.space_opt, measurer="local", space=args.space, target="host"), plugins)
     exp = rg.Experiment(layers=tuple(by_name[n] for n in names), history_layers=(), trials=0,
                         budgets={}, db=db, work=db.parent, out=Path(args.out),
-                        target=detect_host(), plugins=load_plugins())
+                        target=target, plugins=plugins, space_generator=args.space,
+                        space_options=rg.parse_options(args.space_opt))
     found = [ls for t in exp.layers if (ls := measure_layer(exp, t, args.rounds)) is not None]
     command = "python scripts/gga_seed_sources.py " + " ".join(
         shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))

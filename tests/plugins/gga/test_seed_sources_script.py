@@ -112,3 +112,31 @@ def test_a_failed_first_pick_is_shown_as_failed_not_replaced(tmp_path):
     assert row.count(" | ") == 4 and not counts["first is best"] and not counts["first near"]
     none, nothing = ss.summary_row(dataclasses.replace(ls, ratios={}))
     assert none.count(" | ") == 4 and nothing == {}
+
+
+def test_the_report_names_the_space_the_candidates_were_timed_on(tmp_path):
+    ss, exp = _three_layers(tmp_path)
+    ls = ss.measure_layer(exp, exp.layers[0], 2)
+    assert ls is not None
+    text = ss.report(exp, [ls], 2, "header", "cmd").read_text()
+    assert "; space: `conv-toy` (its defaults)." in text
+    wide = dataclasses.replace(exp, space_generator="cpu", space_options={"check": "relaxed"})
+    assert ss.space_words(wide) == "`cpu` (check=relaxed)"
+    assert ss.space_words(dataclasses.replace(exp, space_generator=None)) == (
+        "the first that supports conv2d (its defaults)")
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--space-opt", "check=relaxed"], "--space-opt sets options of the space generator"),
+    (["--space", "cpu", "--space-opt", "check=loose"],
+     "check must be one of full, relaxed, off, got 'loose'"),
+    (["--space", "nosuch"], "nosuch"),
+])
+def test_a_wrong_space_is_one_line_and_status_2(tmp_path, capsys, argv, says):
+    ss = load_script("gga_seed_sources")
+    db = tmp_path / "h.db"
+    db.write_bytes(b"")
+    with pytest.raises(SystemExit) as exit_:
+        ss.main(["--db", str(db), "--out", str(tmp_path / "o"), *argv])
+    assert exit_.value.code == 2
+    assert says in capsys.readouterr().err.strip().splitlines()[-1]
