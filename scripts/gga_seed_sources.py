@@ -15,6 +15,7 @@ candidate's speed over the reference's, with its interval (``paired.py``).
 
 A history tuned on another space names it as its runs did (``--space cpu --space-opt
 check=relaxed``): the candidates are adapted to, and timed on, that space.
+
 The database must hold every layer's tuning (``reproduce_gga.py --history-only``, or runs
 imported with ``orchestrator history import``). Timings are kept in ``OUT/data/<layer>.json``:
 a second run with the same configs and as many rounds or fewer writes the report again
