@@ -78,7 +78,7 @@ class TaskCost:
     measured_at: str = ""
 
     def _gflops(self, latency: float) -> float:
-        return self.task.operator.flops(self.task.params) / latency / 1e9
+        return self.task.flops / latency / 1e9
 
     @property
     def rejected(self) -> int:

@@ -240,7 +240,7 @@ def draw(space: Space, samples: int, seed: int, exclude: Config) -> list[Config]
 
 
 def _gflops(task: Task, latency: float | None) -> float | None:
-    return None if latency is None else task.operator.flops(task.params) / latency / 1e9
+    return None if latency is None else task.flops / latency / 1e9
 
 
 def _kept(path: Path, best: Config, drawn: Sequence[Config]) -> dict | None:
