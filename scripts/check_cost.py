@@ -229,7 +229,7 @@ def summary(costs: Sequence[TaskCost]) -> list[str]:
 def report(exp: rg.Experiment, costs: Sequence[TaskCost], dbs: Sequence[Path], top: int,
            rounds: int, header: str, command: str, smoke: bool = False) -> Path:
     when = sorted(c.measured_at for c in costs if c.measured_at)
-    wide = ", ".join(f"{k}={v}" for k, v in exp.space_options.items()) or "its defaults"
+    wide = exp.space_option_text or "its defaults"
     lines = ["# What the default check costs: the fastest rejected configs against the "
              "fastest accepted ones", "", header, "", f"Command: `{command}`", ""]
     if smoke:

@@ -249,8 +249,7 @@ def kernel_pairs(layers: Sequence[LayerSources]) -> list[str]:
 def space_words(exp: rg.Experiment) -> str:
     """The space the candidates are adapted to and timed on, as the report names it."""
     name = f"`{exp.space_generator}`" if exp.space_generator else "the first that supports conv2d"
-    opts = ", ".join(f"{k}={v}" for k, v in exp.space_options.items())
-    return f"{name} ({opts})" if opts else f"{name} (its defaults)"
+    return f"{name} ({exp.space_option_text or 'its defaults'})"
 
 
 def report(exp: rg.Experiment, layers: Sequence[LayerSources], rounds: int, header: str,

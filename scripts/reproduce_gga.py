@@ -162,6 +162,11 @@ class Experiment:
         return TuneOptions(space_generator=self.space_generator,
                            space_options=dict(self.space_options))
 
+    @property
+    def space_option_text(self) -> str:
+        """``--space-opt`` as reports name it: ``key=value, ...`` ('' when none is given)."""
+        return ", ".join(f"{k}={v}" for k, v in self.space_options.items())
+
     def budget(self, variant: str) -> int:
         return 1 if variant == "fallback" else self.budgets.get(variant, self.trials)
 
